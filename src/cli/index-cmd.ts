@@ -1,0 +1,59 @@
+/** `pi-events index`: sync the index with the session files and report what changed. */
+import { defineCommand } from "citty";
+import { syncIndex, type SyncReport } from "../indexer.ts";
+import { openIndex } from "../store/db.ts";
+import { checkFlags, commonArgs, formatMs, plural, progressReporter, settingsFrom } from "./shared.ts";
+
+const args = {
+	...commonArgs,
+	verbose: { type: "boolean", description: "List every diagnostic (default: the first 10)" },
+} as const;
+
+export const indexCommand = defineCommand({
+	meta: { name: "index", description: "Sync the index with pi's session files (incremental)" },
+	args,
+	run({ args: a, rawArgs }) {
+		checkFlags(rawArgs, args);
+		const settings = settingsFrom(a, rawArgs);
+		const db = openIndex(settings.indexPath);
+		try {
+			const progress = progressReporter("indexing");
+			const report = syncIndex(db, { sourceDirs: settings.sourceDirs, onProgress: progress.update });
+			progress.finish();
+			if (a.json) {
+				process.stdout.write(`${JSON.stringify({ index: settings.indexPath, ...report }, null, 2)}\n`);
+			} else {
+				process.stdout.write(renderReport(report, settings.indexPath));
+			}
+			printDiagnostics(report, a.verbose === true);
+			return 0;
+		} finally {
+			db.close();
+		}
+	},
+});
+
+export function renderReport(r: SyncReport, indexPath: string): string {
+	const s = r.sessions;
+	const mbps = r.durationMs > 0 ? r.bytesRead / 1e6 / (r.durationMs / 1000) : 0;
+	const lines = [
+		`index: ${indexPath}`,
+		`sessions: ${s.new} new, ${s.appended} appended, ${s.rebuilt} rebuilt, ${s.removed} removed, ${s.unchanged} unchanged` +
+			(s.keptLastGood ? `, ${s.keptLastGood} kept last-good` : "") +
+			(s.rejected ? `, ${s.rejected} not sessions` : "") +
+			(s.pending ? `, ${s.pending} pending` : ""),
+		`added: ${plural(r.eventsAdded, "event")}, ${plural(r.fragmentsAdded, "fragment")} from ${(r.bytesRead / 1e6).toFixed(1)} MB`,
+		`diagnostics: ${r.diagnosticCount}`,
+		`time: ${formatMs(r.durationMs)}${r.bytesRead > 1e6 ? ` (${mbps.toFixed(1)} MB/s)` : ""}`,
+	];
+	return `${lines.join("\n")}\n`;
+}
+
+export function printDiagnostics(r: SyncReport, all: boolean): void {
+	for (const p of r.problems) process.stderr.write(`pi-events: ${p}\n`);
+	const shown = all ? r.diagnostics : r.diagnostics.slice(0, 10);
+	for (const d of shown) process.stderr.write(`pi-events: ${d.file}:${d.line} (byte ${d.offset}): ${d.kind}: ${d.detail}\n`);
+	if (r.diagnosticCount > shown.length) {
+		process.stderr.write(`pi-events: ${r.diagnosticCount - shown.length} more diagnostics (use --verbose or --json)\n`);
+	}
+}

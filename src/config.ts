@@ -1,0 +1,164 @@
+/**
+ * Shell-side settings: where pi keeps sessions, where the index lives, the config file, and the
+ * caller's authorization root. The only module that reads HOME, the environment and pi's
+ * settings.json. Everything downstream receives a frozen Settings value.
+ */
+import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import * as v from "valibot";
+import { PiEventsError } from "./errors.ts";
+import type { SourceDir } from "./source/discover.ts";
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+export interface Settings {
+	indexPath: string;
+	sourceDirs: SourceDir[];
+	/** Absolute path of the config file that was read, if any. */
+	configFile: string | null;
+	/** Workspace root from the config file, if any. */
+	configRoot: string | null;
+	agentDir: string;
+}
+
+export interface SettingsInput {
+	indexPath?: string;
+	sessionDirs?: string[];
+	cwd: string;
+	env: Env;
+}
+
+const ConfigSchema = v.strictObject({
+	sessionDirs: v.optional(v.array(v.pipe(v.string(), v.minLength(1)))),
+	root: v.optional(v.pipe(v.string(), v.minLength(1))),
+	index: v.optional(v.pipe(v.string(), v.minLength(1))),
+});
+
+export function homeOf(env: Env): string {
+	return env.HOME || homedir();
+}
+
+export function expandHome(path: string, env: Env): string {
+	if (path === "~") return homeOf(env);
+	if (path.startsWith("~/")) return join(homeOf(env), path.slice(2));
+	return path;
+}
+
+/** pi's agent dir: $PI_CODING_AGENT_DIR or ~/.pi/agent (pi's getAgentDir). */
+export function agentDirOf(env: Env): string {
+	const fromEnv = env.PI_CODING_AGENT_DIR;
+	return fromEnv ? resolve(expandHome(fromEnv, env)) : join(homeOf(env), ".pi", "agent");
+}
+
+export function defaultIndexPath(env: Env): string {
+	const cache = env.XDG_CACHE_HOME ? resolve(env.XDG_CACHE_HOME) : join(homeOf(env), ".cache");
+	return join(cache, "pi-events", "index.db");
+}
+
+export function configPathOf(env: Env): string {
+	if (env.PI_EVENTS_CONFIG) return resolve(expandHome(env.PI_EVENTS_CONFIG, env));
+	const base = env.XDG_CONFIG_HOME ? resolve(env.XDG_CONFIG_HOME) : join(homeOf(env), ".config");
+	return join(base, "pi-events", "config.json");
+}
+
+export function resolveSettings(input: SettingsInput): Settings {
+	const { env, cwd } = input;
+	const agentDir = agentDirOf(env);
+	const configFile = configPathOf(env);
+	const config = readConfig(configFile, env.PI_EVENTS_CONFIG !== undefined);
+	const configDir = dirname(configFile);
+
+	const sourceDirs: SourceDir[] = [];
+	const add = (path: string, origin: SourceDir["origin"], base: string) => {
+		const abs = resolve(base, expandHome(path, env));
+		if (!sourceDirs.some((d) => d.path === abs)) sourceDirs.push({ path: abs, origin });
+	};
+	add(join(agentDir, "sessions"), "pi", cwd);
+	const customDir = env.PI_CODING_AGENT_SESSION_DIR || readPiSessionDir(join(agentDir, "settings.json"));
+	if (customDir) add(customDir, "pi-session-dir", cwd);
+	for (const dir of config.value?.sessionDirs ?? []) add(dir, "config", configDir);
+	for (const dir of input.sessionDirs ?? []) add(dir, "flag", cwd);
+
+	const indexPath = input.indexPath
+		? resolve(cwd, expandHome(input.indexPath, env))
+		: env.PI_EVENTS_INDEX
+			? resolve(cwd, expandHome(env.PI_EVENTS_INDEX, env))
+			: config.value?.index
+				? resolve(configDir, expandHome(config.value.index, env))
+				: defaultIndexPath(env);
+
+	return {
+		indexPath,
+		sourceDirs,
+		configFile: config.value ? configFile : null,
+		configRoot: config.value?.root ? resolve(configDir, expandHome(config.value.root, env)) : null,
+		agentDir,
+	};
+}
+
+function readConfig(path: string, explicit: boolean): { value: v.InferOutput<typeof ConfigSchema> | null } {
+	if (!existsSync(path)) {
+		if (explicit) throw new PiEventsError("E_CONFIG", `config file ${path} (from PI_EVENTS_CONFIG) does not exist`);
+		return { value: null };
+	}
+	let raw: unknown;
+	try {
+		raw = JSON.parse(readFileSync(path, "utf8"));
+	} catch (err) {
+		throw new PiEventsError("E_CONFIG", `config file ${path} is not valid JSON: ${err instanceof Error ? err.message : err}`);
+	}
+	const parsed = v.safeParse(ConfigSchema, raw);
+	if (!parsed.success) {
+		throw new PiEventsError("E_CONFIG", `config file ${path} is invalid: ${v.summarize(parsed.issues).replace(/\n/g, "; ")}`);
+	}
+	return { value: parsed.output };
+}
+
+/** `sessionDir` from pi's global settings.json; a broken settings file is pi's business, not ours. */
+function readPiSessionDir(path: string): string | null {
+	try {
+		const settings = JSON.parse(readFileSync(path, "utf8")) as unknown;
+		if (settings && typeof settings === "object" && "sessionDir" in settings) {
+			const dir = (settings as { sessionDir?: unknown }).sessionDir;
+			return typeof dir === "string" && dir ? dir : null;
+		}
+	} catch {
+		// Missing or unreadable settings: pi would fall back to its default too.
+	}
+	return null;
+}
+
+/** Canonical form of an existing path (symlinks resolved); a missing path is only normalised. */
+export function canonicalPath(path: string): string {
+	const abs = resolve(path);
+	try {
+		return realpathSync.native(abs);
+	} catch {
+		return abs;
+	}
+}
+
+/**
+ * The caller's authorization root: an explicit root, else the Git worktree root containing the
+ * cwd (the nearest ancestor with a `.git` directory or file), else the cwd itself.
+ */
+export function resolveRoot(cwd: string, explicit: string | null): string {
+	if (explicit) {
+		if (!isAbsolute(explicit)) throw new PiEventsError("E_USAGE", `--root must be an absolute path, got ${JSON.stringify(explicit)}`);
+		return canonicalPath(explicit);
+	}
+	const start = canonicalPath(cwd);
+	let dir = start;
+	for (;;) {
+		try {
+			statSync(join(dir, ".git"));
+			return dir;
+		} catch {
+			// not here; go up
+		}
+		const parent = dirname(dir);
+		if (parent === dir) return start;
+		dir = parent;
+	}
+}

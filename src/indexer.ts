@@ -1,0 +1,429 @@
+/**
+ * Incremental sync of pi session files into the read model: discover → read → project → write →
+ * classify. Per file it chooses unchanged, append (only the new durable suffix), rebuild (one
+ * transaction), keep-last-good (a changed file that cannot be parsed) or remove (only when the
+ * file is confirmed gone from a directory that read fine). Never writes to session files.
+ */
+import type { Database } from "bun:sqlite";
+import { lstatSync } from "node:fs";
+import { dirname } from "node:path";
+import { canonicalPath } from "./config.ts";
+import type { Diagnostic } from "./model.ts";
+import type { ProjectedEvent } from "./project/projector.ts";
+import { classifySession, producesMessages, type TreeNode } from "./project/tree.ts";
+import { type DiscoveredFile, type Discovery, discover, errno, type SourceDir } from "./source/discover.ts";
+import { fingerprintPrefix, readDurableLines } from "./source/read.ts";
+import { initialParserState, type ParserState, parseLines } from "./source/session-parser.ts";
+import { type FileRow, IndexWriter, type TreeRow } from "./store/write.ts";
+
+export interface SyncOptions {
+	sourceDirs: readonly SourceDir[];
+	/** Stop starting new files after this many ms (files left are reported as pending). */
+	budgetMs?: number;
+	onProgress?: (progress: { done: number; total: number; bytes: number }) => void;
+	/** Keep at most this many diagnostics in the report (all are counted). */
+	maxDiagnostics?: number;
+}
+
+export interface SyncCounts {
+	new: number;
+	appended: number;
+	rebuilt: number;
+	removed: number;
+	unchanged: number;
+	/** Changed files that could not be parsed or read: their last known-good index is kept. */
+	keptLastGood: number;
+	/** Files that are not pi sessions (no header). */
+	rejected: number;
+	/** Changed files not looked at because the time budget ran out. */
+	pending: number;
+}
+
+export interface SyncReport {
+	sessions: SyncCounts;
+	eventsAdded: number;
+	fragmentsAdded: number;
+	bytesRead: number;
+	diagnosticCount: number;
+	diagnostics: Diagnostic[];
+	/** File- and directory-level problems (unreadable dirs, files kept, I/O errors). */
+	problems: string[];
+	durationMs: number;
+	complete: boolean;
+}
+
+type Outcome = "new" | "appended" | "rebuilt" | "unchanged" | "keptLastGood" | "rejected";
+
+/** Run one sync over the configured source directories. */
+export function syncIndex(db: Database, options: SyncOptions): SyncReport {
+	const started = performance.now();
+	const writer = new IndexWriter(db);
+	const report: SyncReport = {
+		sessions: { new: 0, appended: 0, rebuilt: 0, removed: 0, unchanged: 0, keptLastGood: 0, rejected: 0, pending: 0 },
+		eventsAdded: 0,
+		fragmentsAdded: 0,
+		bytesRead: 0,
+		diagnosticCount: 0,
+		diagnostics: [],
+		problems: [],
+		durationMs: 0,
+		complete: true,
+	};
+	const maxDiagnostics = options.maxDiagnostics ?? 200;
+	const addDiagnostics = (list: Diagnostic[], count = list.length) => {
+		report.diagnosticCount += count;
+		for (const d of list) if (report.diagnostics.length < maxDiagnostics) report.diagnostics.push(d);
+	};
+
+	const found = discover(options.sourceDirs);
+	for (const dir of found.dirs.values()) {
+		if (!dir.ok && dir.error !== "ENOENT") report.problems.push(`cannot read directory ${dir.path}: ${dir.error}`);
+	}
+	for (const u of found.unreadable) report.problems.push(`cannot stat ${u.path}: ${u.error} (its index is kept)`);
+
+	const known = writer.loadFiles();
+	const changed = found.files.filter((f) => {
+		const row = known.get(f.path);
+		return !row || row.dev !== f.dev || row.ino !== f.ino || row.size !== f.size || row.mtime_ms !== f.mtimeMs;
+	});
+	report.sessions.unchanged = found.files.length - changed.length;
+	const total = changed.length;
+	let done = 0;
+	for (const file of changed) {
+		if (options.budgetMs !== undefined && performance.now() - started > options.budgetMs) {
+			report.sessions.pending = total - done;
+			report.complete = false;
+			break;
+		}
+		const outcome = syncFile(db, writer, file, report, addDiagnostics);
+		report.sessions[outcome]++;
+		done++;
+		options.onProgress?.({ done, total, bytes: report.bytesRead });
+	}
+
+	removeVanished(db, writer, found, known, options.sourceDirs, report);
+	report.durationMs = performance.now() - started;
+	writer.setMeta("last_sync", { at: Date.now(), durationMs: Math.round(report.durationMs), complete: report.complete });
+	return report;
+}
+
+function syncFile(
+	db: Database,
+	writer: IndexWriter,
+	file: DiscoveredFile,
+	report: SyncReport,
+	addDiagnostics: (d: Diagnostic[], count?: number) => void,
+): Outcome {
+	try {
+		return db
+			.transaction((): Outcome => {
+				// Decide inside the write transaction: another writer may have handled this file meanwhile.
+				const row = writer.loadFile(file.path);
+				if (row && row.dev === file.dev && row.ino === file.ino && row.size === file.size && row.mtime_ms === file.mtimeMs) {
+					return "unchanged";
+				}
+				if (row && row.status === "indexed" && canAppend(row, file)) {
+					return appendFile(writer, file, row, report, addDiagnostics);
+				}
+				return rebuildFile(writer, file, row, report, addDiagnostics);
+			})
+			.immediate();
+	} catch (err) {
+		if (err instanceof KeepLastGood) {
+			report.problems.push(`kept the last known-good index of ${file.path}: it changed and ${err.reason}`);
+			const row = writer.loadFile(file.path);
+			if (row) db.transaction(() => writer.setFileProblem(row.file_key, "failed", err.reason)).immediate();
+			return "keptLastGood";
+		}
+		const code = errno(err);
+		report.problems.push(`cannot index ${file.path}: ${code !== "EUNKNOWN" ? code : err instanceof Error ? err.message : String(err)} (its last known-good index is kept)`);
+		return "keptLastGood";
+	}
+}
+
+/** Growth with an unchanged indexed prefix can be appended; anything else is rebuilt. */
+function canAppend(row: FileRow, file: DiscoveredFile): boolean {
+	if (row.dev !== file.dev || row.ino !== file.ino) return false; // replaced
+	if (file.size < row.durable_end) return false; // truncated
+	const now = fingerprintPrefix(file.path, row.durable_end);
+	return now.head === row.head_hash && now.tail === row.tail_hash;
+}
+
+function appendFile(writer: IndexWriter, file: DiscoveredFile, row: FileRow, report: SyncReport, addDiagnostics: (d: Diagnostic[], count?: number) => void): Outcome {
+	const state = JSON.parse(row.parser_state) as ParserState;
+	const sessionKey = writer.sessionKeyOf(row.file_key);
+	if (sessionKey === null || !state.header) return rebuildFile(writer, file, row, report, addDiagnostics);
+	const oldLeaf = writer.leafRow(sessionKey);
+	const added: ProjectedEvent[] = [];
+	let diagnostics = 0;
+	const read = readDurableLines(file.path, row.durable_end, row.next_line, (lines) => {
+		const out = parseLines(state, lines, file.path, (id) => writer.entryExists(sessionKey, id));
+		writer.insertEvents(sessionKey, out.events);
+		for (const e of out.events) {
+			added.push(e);
+			report.fragmentsAdded += e.fragments.length;
+		}
+		diagnostics += out.diagnostics.length;
+		addDiagnostics(out.diagnostics);
+	});
+	report.bytesRead += read.end - row.durable_end;
+	report.eventsAdded += added.length;
+	if (added.length > 0) classifyAfterAppend(writer, sessionKey, oldLeaf, added);
+	const fp = fingerprintPrefix(file.path, read.end);
+	writer.upsertFile({
+		...row,
+		dev: read.stat.dev,
+		ino: read.stat.ino,
+		size: read.stat.size,
+		mtime_ms: read.stat.mtimeMs,
+		durable_end: read.end,
+		next_line: read.nextLine,
+		head_hash: fp.head,
+		tail_hash: fp.tail,
+		parser_state: JSON.stringify(state),
+		status: "indexed",
+		problem: null,
+		diagnostics: row.diagnostics + diagnostics,
+		indexed_at: Date.now(),
+	});
+	if (added.length > 0) writer.refreshSessionSummary(sessionKey);
+	return "appended";
+}
+
+function rebuildFile(
+	writer: IndexWriter,
+	file: DiscoveredFile,
+	row: FileRow | null,
+	report: SyncReport,
+	addDiagnostics: (d: Diagnostic[], count?: number) => void,
+): Outcome {
+	const state = initialParserState();
+	const hadIndex = row !== null && row.status !== "rejected" && writer.sessionKeyOf(row.file_key) !== null;
+	const fileKey = row?.file_key;
+	let sessionKey: number | null = fileKey !== undefined ? writer.sessionKeyOf(fileKey) : null;
+	if (sessionKey !== null) writer.deleteSessionRows(sessionKey);
+	const ids = new Set<string>();
+	const diagnostics: Diagnostic[] = [];
+	let diagnosticCount = 0;
+	let events = 0;
+	let provisionalFileKey = fileKey;
+	const read = readDurableLines(file.path, 0, 1, (lines) => {
+		const out = parseLines(state, lines, file.path, (id) => ids.has(id));
+		diagnosticCount += out.diagnostics.length;
+		for (const d of out.diagnostics) if (diagnostics.length < 1000) diagnostics.push(d);
+		if (out.events.length === 0) return;
+		if (sessionKey === null && state.header) {
+			// The file row must exist before its session row: insert a provisional one, finished below.
+			provisionalFileKey ??= writer.upsertFile({
+				path: file.path,
+				source_dir: file.sourceDir,
+				dev: file.dev,
+				ino: file.ino,
+				size: -1,
+				mtime_ms: -1,
+				durable_end: 0,
+				next_line: 1,
+				head_hash: "",
+				tail_hash: "",
+				parser_state: "{}",
+				status: "indexed",
+				problem: null,
+				diagnostics: 0,
+				indexed_at: Date.now(),
+			});
+			sessionKey = writer.upsertSession(provisionalFileKey, sessionFacts(state));
+		}
+		if (sessionKey === null) return;
+		for (const e of out.events) ids.add(e.entryId);
+		const { fragments } = writer.insertEvents(sessionKey, out.events);
+		events += out.events.length;
+		report.fragmentsAdded += fragments;
+	});
+	report.bytesRead += read.end;
+
+	if (!state.header) {
+		if (hadIndex) {
+			// A changed file that cannot be parsed safely keeps its last known-good index.
+			throw new KeepLastGood(state.rejected ?? "no complete session header");
+		}
+		addDiagnostics(diagnostics, diagnosticCount);
+		const problem = state.rejected ?? (read.end === 0 ? "no complete line yet" : "no session header");
+		writer.upsertFile(fileFacts(file, read, state, "rejected", problem, diagnosticCount));
+		return "rejected";
+	}
+	addDiagnostics(diagnostics, diagnosticCount);
+	report.eventsAdded += events;
+	const finalFileKey = writer.upsertFile(fileFacts(file, read, state, "indexed", null, diagnosticCount));
+	sessionKey = writer.upsertSession(finalFileKey, sessionFacts(state));
+	classifyFull(writer, sessionKey);
+	writer.refreshSessionSummary(sessionKey);
+	return row ? "rebuilt" : "new";
+}
+
+/** Thrown inside the transaction to roll back a rebuild and keep the previous rows. */
+class KeepLastGood extends Error {
+	constructor(readonly reason: string) {
+		super(reason);
+	}
+}
+
+function fileFacts(
+	file: DiscoveredFile,
+	read: ReturnType<typeof readDurableLines>,
+	state: ParserState,
+	status: FileRow["status"],
+	problem: string | null,
+	diagnostics: number,
+): Omit<FileRow, "file_key"> {
+	const fp = fingerprintPrefix(file.path, read.end);
+	return {
+		path: file.path,
+		source_dir: file.sourceDir,
+		dev: read.stat.dev,
+		ino: read.stat.ino,
+		size: read.stat.size,
+		mtime_ms: read.stat.mtimeMs,
+		durable_end: read.end,
+		next_line: read.nextLine,
+		head_hash: fp.head,
+		tail_hash: fp.tail,
+		parser_state: JSON.stringify(state),
+		status,
+		problem,
+		diagnostics,
+		indexed_at: Date.now(),
+	};
+}
+
+function sessionFacts(state: ParserState) {
+	const h = state.header!;
+	return {
+		sessionId: h.sessionId,
+		version: h.version,
+		cwd: h.cwd,
+		cwdReal: h.cwd ? canonicalPath(h.cwd) : null,
+		created: h.timestamp,
+		parentSession: h.parentSession,
+	};
+}
+
+function toNode(row: TreeRow): TreeNode {
+	const meta = row.meta ? (JSON.parse(row.meta) as { emptySummary?: boolean; removesTarget?: boolean }) : {};
+	return {
+		entryId: row.entry_id,
+		parentId: row.parent_id,
+		eventType: row.event_type,
+		role: row.role,
+		targetId: row.target_id,
+		hasSummary: !meta.emptySummary,
+		removesTarget: meta.removesTarget === true,
+		ambiguousId: /~dup\d+$/.test(row.entry_id),
+	};
+}
+
+function classifyFull(writer: IndexWriter, sessionKey: number): void {
+	const rows = writer.loadTreeRows(sessionKey);
+	const states = classifySession(rows.map(toNode));
+	rows.forEach((row, i) => {
+		const s = states[i]!;
+		if (s.branchState !== row.branch_state || s.selectionState !== row.selection_state) {
+			writer.updateTreeState(row.event_key, s.branchState, s.selectionState);
+		}
+	});
+}
+
+/**
+ * The common append extends the selected path from the old leaf with plain entries: old states
+ * stay right and the new entries are selected. Anything else (a new branch, a compaction, a
+ * context edit, a duplicate id) reclassifies the whole session.
+ */
+function classifyAfterAppend(writer: IndexWriter, sessionKey: number, oldLeaf: { entry_id: string; branch_state: string } | null, added: ProjectedEvent[]): void {
+	let previous = oldLeaf?.entry_id ?? null;
+	let linear = oldLeaf !== null && oldLeaf.branch_state === "selected";
+	for (const e of added) {
+		if (!linear) break;
+		if (e.parentId !== previous || e.idDerived && /~dup\d+$/.test(e.entryId) || e.eventType === "compaction" || e.eventType === "context_edit") linear = false;
+		previous = e.entryId;
+	}
+	if (!linear) {
+		classifyFull(writer, sessionKey);
+		return;
+	}
+	const rows = writer.loadTreeRowsTail(sessionKey, added[0]!.seq);
+	for (const row of rows) {
+		const node = toNode(row);
+		writer.updateTreeState(row.event_key, "selected", producesMessages(node) ? "direct" : "not-applicable");
+	}
+}
+
+function removeVanished(
+	db: Database,
+	writer: IndexWriter,
+	found: Discovery,
+	known: Map<string, FileRow>,
+	sourceDirs: readonly SourceDir[],
+	report: SyncReport,
+): void {
+	const roots = new Set(sourceDirs.map((d) => d.path));
+	const present = new Set(found.files.map((f) => f.path));
+	const unreadable = new Set(found.unreadable.map((u) => u.path));
+	for (const row of known.values()) {
+		if (!roots.has(row.source_dir) || present.has(row.path) || unreadable.has(row.path)) continue;
+		const dir = found.dirs.get(dirname(row.path));
+		if (!dir?.ok) {
+			report.problems.push(`kept ${row.path}: its directory ${dirname(row.path)} could not be read (${dir?.error ?? "not scanned"})`);
+			continue;
+		}
+		let gone = false;
+		try {
+			lstatSync(row.path);
+		} catch (err) {
+			gone = errno(err) === "ENOENT";
+			if (!gone) report.problems.push(`kept ${row.path}: ${errno(err)}`);
+		}
+		if (!gone) continue;
+		db.transaction(() => writer.deleteFile(row.file_key)).immediate();
+		report.sessions.removed++;
+	}
+}
+
+export { KeepLastGood };
+
+export interface SourceFreshness {
+	dir: string;
+	origin: SourceDir["origin"];
+	readable: boolean;
+	error?: string;
+	files: number;
+	/** Files new or changed since they were last indexed. */
+	changed: number;
+	/** Indexed files that are no longer listed. */
+	missing: number;
+}
+
+/** Compare the sources with the index without writing anything. */
+export function checkFreshness(db: Database, sourceDirs: readonly SourceDir[]): SourceFreshness[] {
+	const writer = new IndexWriter(db);
+	const found = discover(sourceDirs);
+	const known = writer.loadFiles();
+	const present = new Set(found.files.map((f) => f.path));
+	return sourceDirs.map((dir) => {
+		const obs = found.dirs.get(dir.path);
+		const files = found.files.filter((f) => f.sourceDir === dir.path);
+		const changed = files.filter((f) => {
+			const row = known.get(f.path);
+			return !row || row.dev !== f.dev || row.ino !== f.ino || row.size !== f.size || row.mtime_ms !== f.mtimeMs;
+		}).length;
+		let missing = 0;
+		for (const row of known.values()) if (row.source_dir === dir.path && !present.has(row.path)) missing++;
+		return {
+			dir: dir.path,
+			origin: dir.origin,
+			readable: obs?.ok ?? false,
+			...(obs?.error ? { error: obs.error } : {}),
+			files: files.length,
+			changed,
+			missing,
+		};
+	});
+}

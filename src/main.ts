@@ -1,0 +1,62 @@
+#!/usr/bin/env bun
+/**
+ * Entry point of the pi-events binary: dispatches subcommands and maps errors to exit codes
+ * (0 results, 1 no results, 2 error). The only module that sets the process exit status.
+ */
+import { type CommandDef, renderUsage, runCommand } from "citty";
+import pkg from "../package.json" with { type: "json" };
+import { indexCommand } from "./cli/index-cmd.ts";
+import { statusCommand } from "./cli/status.ts";
+import { errorCode, isPiEventsError, publicMessage } from "./errors.ts";
+
+export const VERSION: string = pkg.version;
+
+const subCommands: Record<string, CommandDef<any>> = {
+	index: indexCommand,
+	status: statusCommand,
+};
+
+const main: CommandDef<any> = {
+	meta: { name: "pi-events", version: VERSION, description: "Local, read-only event search over pi session history" },
+	subCommands,
+};
+
+async function run(argv: string[]): Promise<number> {
+	if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
+		process.stdout.write(`${VERSION}\n`);
+		return 0;
+	}
+	const name = argv[0];
+	if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+		process.stdout.write(`${await renderUsage(main)}\n`);
+		return name === undefined ? 2 : 0;
+	}
+	const command = subCommands[name];
+	if (!command) {
+		process.stderr.write(`pi-events: unknown command ${JSON.stringify(name)} (commands: ${Object.keys(subCommands).join(", ")})\n`);
+		return 2;
+	}
+	const rest = argv.slice(1);
+	if (rest.includes("--help") || rest.includes("-h")) {
+		process.stdout.write(`${await renderUsage(command, main)}\n`);
+		return 0;
+	}
+	try {
+		const { result } = await runCommand(command, { rawArgs: rest });
+		return typeof result === "number" ? result : 0;
+	} catch (err) {
+		if (isPiEventsError(err)) {
+			process.stderr.write(`pi-events: ${err.message}\n`);
+			return 2;
+		}
+		if (err instanceof Error && err.name === "CLIError") {
+			process.stderr.write(`pi-events: ${err.message} (see pi-events ${name} --help)\n`);
+			return 2;
+		}
+		process.stderr.write(`pi-events: ${publicMessage(err)} [${errorCode(err)}]\n`);
+		if (process.env.PI_EVENTS_DEBUG) process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+		return 2;
+	}
+}
+
+process.exitCode = await run(process.argv.slice(2));

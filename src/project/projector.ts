@@ -1,0 +1,289 @@
+/**
+ * Pure projection of one pi session entry into an event and its searchable fragments, following
+ * the semantic-kind table of core-concepts.md. The only module that knows pi message shapes.
+ * Thinking, images, signatures, usage and attachment bodies are never copied into the result.
+ */
+import type { EventMeta, EventRecord, FileEvidence, FragmentRecord, Locator, SemanticKind } from "../model.ts";
+import { boundText, normalizeWhitespace, renderToolCall } from "./text.ts";
+
+export interface ProjectContext {
+	/** 0-based append position of this entry among the session's entries. */
+	seq: number;
+	/** Header version (1 = legacy linear file without ids). */
+	version: number;
+	/** Id of the previous entry in append order (v1 files chain linearly). */
+	previousEntryId: string | null;
+	locator: Locator;
+}
+
+/** A projected fragment plus the text given to the full-text index. */
+export interface ProjectedFragment extends FragmentRecord {
+	indexText: string;
+}
+
+export interface ProjectedEvent extends EventRecord {
+	fragments: ProjectedFragment[];
+}
+
+type Obj = Record<string, unknown>;
+
+const READ_TOOLS = new Set(["read", "view", "cat"]);
+const CHANGE_TOOLS = new Set(["edit", "write", "multiedit", "multi_edit", "apply_patch", "notebook_edit"]);
+
+/** Derived id for entries of legacy v1 files, which carry none. Deterministic in append position. */
+export function v1EntryId(seq: number): string {
+	return `v1-${seq}`;
+}
+
+export function projectEntry(entry: Obj, ctx: ProjectContext): ProjectedEvent {
+	const legacy = ctx.version < 2 || typeof entry.id !== "string" || entry.id === "";
+	const entryId = legacy ? v1EntryId(ctx.seq) : (entry.id as string);
+	const parentId = legacy ? ctx.previousEntryId : str(entry.parentId);
+	const eventType = typeof entry.type === "string" ? entry.type : "unknown";
+	const event: ProjectedEvent = {
+		entryId,
+		idDerived: legacy,
+		parentId,
+		seq: ctx.seq,
+		eventType,
+		role: null,
+		toolName: null,
+		toolCallId: null,
+		customType: null,
+		timestampMs: parseTime(entry.timestamp),
+		isError: null,
+		exitCode: null,
+		targetId: null,
+		callIds: [],
+		locator: ctx.locator,
+		files: [],
+		meta: {},
+		fragments: [],
+	};
+	switch (eventType) {
+		case "message":
+			projectMessage(event, isObj(entry.message) ? entry.message : {});
+			break;
+		case "compaction": {
+			addFragment(event, "summary.compaction", 0, str(entry.summary));
+			const kept = entry.firstKeptEntryId;
+			if (typeof kept === "string") event.targetId = kept;
+			else if (typeof entry.firstKeptEntryIndex === "number" && entry.firstKeptEntryIndex >= 1) {
+				// v1: an index into the whole parsed file, header = 0.
+				event.targetId = v1EntryId(entry.firstKeptEntryIndex - 1);
+			}
+			event.meta.firstKeptEntryId = event.targetId;
+			if (typeof entry.tokensBefore === "number") event.meta.tokensBefore = entry.tokensBefore;
+			addDetailFiles(event, entry.details);
+			break;
+		}
+		case "branch_summary":
+			addFragment(event, "summary.branch", 0, str(entry.summary));
+			if (!str(entry.summary)) event.meta.emptySummary = true;
+			event.targetId = str(entry.fromId);
+			if (event.targetId) event.meta.fromId = event.targetId;
+			addDetailFiles(event, entry.details);
+			break;
+		case "custom_message":
+			event.customType = str(entry.customType);
+			projectContent(event, "custom.message", entry.content);
+			if (typeof entry.display === "boolean") event.meta.display = entry.display;
+			break;
+		case "session_info": {
+			const name = typeof entry.name === "string" ? normalizeWhitespace(entry.name) : "";
+			event.meta.name = name;
+			addFragment(event, "session.name", 0, name);
+			break;
+		}
+		case "title_change": {
+			// oh-my-pi's session title, the counterpart of session_info.
+			const title = typeof entry.title === "string" ? normalizeWhitespace(entry.title) : "";
+			event.meta.name = title;
+			addFragment(event, "session.name", 0, title);
+			break;
+		}
+		case "label":
+			event.targetId = str(entry.targetId);
+			event.meta.label = typeof entry.label === "string" ? entry.label : null;
+			break;
+		case "context_edit":
+			event.targetId = str(entry.targetId);
+			if (entry.replacement === null) event.meta.removesTarget = true;
+			break;
+		case "model_change":
+			event.meta.provider = str(entry.provider) ?? undefined;
+			event.meta.model = str(entry.modelId) ?? str(entry.model) ?? undefined;
+			break;
+		case "thinking_level_change":
+			event.meta.thinkingLevel = str(entry.thinkingLevel);
+			break;
+		case "custom":
+			// Extension state is never searchable: its strings are not model-visible text.
+			event.customType = str(entry.customType);
+			break;
+		case "usage":
+			event.meta.provider = str(entry.provider) ?? undefined;
+			event.meta.model = str(entry.model) ?? undefined;
+			break;
+		default:
+			break;
+	}
+	if (event.meta.omitted?.length === 0) delete event.meta.omitted;
+	return event;
+}
+
+function projectMessage(event: ProjectedEvent, message: Obj): void {
+	const role = str(message.role);
+	event.role = role;
+	if (event.timestampMs === null) event.timestampMs = parseTime(message.timestamp);
+	switch (role) {
+		case "user":
+			projectContent(event, "user.text", message.content);
+			if (Array.isArray(message.attachments) && message.attachments.length > 0) omit(event, "attachments");
+			break;
+		case "assistant":
+			projectAssistant(event, message);
+			break;
+		case "toolResult":
+			event.toolName = str(message.toolName);
+			event.toolCallId = str(message.toolCallId);
+			event.isError = typeof message.isError === "boolean" ? message.isError : null;
+			projectContent(event, "tool.result", message.content);
+			break;
+		case "bashExecution":
+			addFragment(event, "bash.command", 0, str(message.command));
+			addFragment(event, "bash.output", 0, str(message.output));
+			event.exitCode = typeof message.exitCode === "number" ? message.exitCode : null;
+			if (typeof message.cancelled === "boolean") event.meta.cancelled = message.cancelled;
+			if (typeof message.truncated === "boolean") event.meta.truncated = message.truncated;
+			if (typeof message.excludeFromContext === "boolean") event.meta.excludeFromContext = message.excludeFromContext;
+			event.isError = event.exitCode !== null ? event.exitCode !== 0 : message.cancelled === true ? true : null;
+			break;
+		case "custom":
+		case "hookMessage":
+			event.customType = str(message.customType);
+			projectContent(event, "custom.message", message.content);
+			if (typeof message.display === "boolean") event.meta.display = message.display;
+			break;
+		case "system":
+			// The system prompt is harness text, not history: typed, not searchable.
+			omit(event, "system prompt");
+			break;
+		default:
+			break;
+	}
+}
+
+function projectAssistant(event: ProjectedEvent, message: Obj): void {
+	event.meta.provider = str(message.provider) ?? undefined;
+	event.meta.model = str(message.responseModel) ?? str(message.model) ?? undefined;
+	const stopReason = str(message.stopReason);
+	if (stopReason) event.meta.stopReason = stopReason;
+	event.isError = stopReason === "error" || stopReason === "aborted" ? true : stopReason ? false : null;
+	const content = Array.isArray(message.content) ? message.content : [];
+	content.forEach((block, index) => {
+		if (!isObj(block)) return;
+		switch (block.type) {
+			case "text":
+				addFragment(event, "assistant.text", index, str(block.text));
+				break;
+			case "thinking":
+			case "redactedThinking":
+				omit(event, "thinking");
+				break;
+			case "toolCall": {
+				const name = str(block.name) ?? "";
+				const callId = str(block.id);
+				if (callId) event.callIds.push(callId);
+				if (event.toolName === null && name) event.toolName = name;
+				addFragment(event, "tool.call", index, renderToolCall(name, block.arguments));
+				addCallFiles(event, name, block.arguments);
+				break;
+			}
+			case "image":
+				omit(event, "image");
+				break;
+			default:
+				break;
+		}
+	});
+	if (typeof message.errorMessage === "string" && message.errorMessage) {
+		event.meta.errorMessage = message.errorMessage.slice(0, 500);
+		addFragment(event, "assistant.text", "error", message.errorMessage);
+	}
+}
+
+function projectContent(event: ProjectedEvent, kind: SemanticKind, content: unknown): void {
+	if (typeof content === "string") {
+		addFragment(event, kind, 0, content);
+		return;
+	}
+	if (!Array.isArray(content)) return;
+	content.forEach((block, index) => {
+		if (!isObj(block)) return;
+		if (block.type === "text") addFragment(event, kind, index, str(block.text));
+		else if (block.type === "image") omit(event, "image");
+	});
+}
+
+function addFragment(event: ProjectedEvent, kind: SemanticKind, index: number | string, text: string | null): void {
+	if (!text || text.trim() === "") return;
+	const bounded = boundText(text);
+	event.fragments.push({
+		fragmentId: `${kind}#${index}`,
+		kind,
+		text: bounded.text,
+		fullLength: bounded.fullLength,
+		bounded: bounded.bounded,
+		indexText: bounded.indexText,
+	});
+}
+
+function addCallFiles(event: ProjectedEvent, tool: string, args: unknown): void {
+	if (!isObj(args)) return;
+	const lower = tool.toLowerCase();
+	const op = READ_TOOLS.has(lower) ? "read" : CHANGE_TOOLS.has(lower) ? "changed" : null;
+	if (!op) return;
+	const path = str(args.path) ?? str(args.file_path) ?? str(args.filePath);
+	if (path) pushFile(event.files, { path, op });
+}
+
+function addDetailFiles(event: ProjectedEvent, details: unknown): void {
+	if (!isObj(details)) return;
+	for (const [key, op] of [
+		["readFiles", "read"],
+		["modifiedFiles", "changed"],
+	] as const) {
+		const list = details[key];
+		if (!Array.isArray(list)) continue;
+		for (const path of list) if (typeof path === "string" && path) pushFile(event.files, { path, op });
+	}
+}
+
+function pushFile(files: FileEvidence[], file: FileEvidence): void {
+	if (!files.some((f) => f.path === file.path && f.op === file.op)) files.push(file);
+}
+
+function omit(event: ProjectedEvent, what: string): void {
+	const meta: EventMeta = event.meta;
+	meta.omitted ??= [];
+	if (!meta.omitted.includes(what)) meta.omitted.push(what);
+}
+
+function isObj(value: unknown): value is Obj {
+	return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function str(value: unknown): string | null {
+	return typeof value === "string" ? value : null;
+}
+
+/** ISO string or epoch milliseconds → epoch ms; anything else → null. */
+export function parseTime(value: unknown): number | null {
+	if (typeof value === "number" && Number.isFinite(value)) return value;
+	if (typeof value === "string") {
+		const ms = Date.parse(value);
+		return Number.isNaN(ms) ? null : ms;
+	}
+	return null;
+}

@@ -1,0 +1,121 @@
+/**
+ * Pure text helpers for projection: head/tail bounding with a visible omission marker,
+ * tool-argument normalisation, and the auxiliary token text that makes code-shaped and CJK
+ * text findable by its natural parts.
+ */
+
+/** Fragments longer than this keep a head and a tail around an omission marker. */
+export const MAX_FRAGMENT_CHARS = 24_000;
+export const HEAD_CHARS = 12_000;
+export const TAIL_CHARS = 12_000;
+
+/**
+ * A private-use character that the FTS tokenizer treats as a token character. The omission
+ * marker is indexed as this lone token, which no query can contain (queries strip it), so a
+ * phrase can never match across the gap and the marker's words are never hits.
+ */
+export const GAP_TOKEN = "\uE000";
+
+export function omissionMarker(omittedChars: number): string {
+	return `\n[… ${omittedChars.toLocaleString("en-US")} characters omitted …]\n`;
+}
+
+/** Matches the marker produced by omissionMarker. */
+export const OMISSION_MARKER_RE = /\n\[… [\d,]+ characters omitted …\]\n/;
+
+export interface BoundedText {
+	text: string;
+	fullLength: number;
+	bounded: boolean;
+	/** The FTS body: like `text`, but the marker replaced by GAP_TOKEN. */
+	indexText: string;
+}
+
+/** Keep a bounded head and tail so the last lines of a huge log stay searchable. */
+export function boundText(full: string): BoundedText {
+	if (full.length <= MAX_FRAGMENT_CHARS) return { text: full, fullLength: full.length, bounded: false, indexText: full };
+	let headEnd = HEAD_CHARS;
+	let tailStart = full.length - TAIL_CHARS;
+	// Never split a surrogate pair.
+	if (isHighSurrogate(full.charCodeAt(headEnd - 1))) headEnd--;
+	if (isLowSurrogate(full.charCodeAt(tailStart))) tailStart++;
+	const head = full.slice(0, headEnd);
+	const tail = full.slice(tailStart);
+	const omitted = tailStart - headEnd;
+	return {
+		text: head + omissionMarker(omitted) + tail,
+		fullLength: full.length,
+		bounded: true,
+		indexText: `${head} ${GAP_TOKEN} ${tail}`,
+	};
+}
+
+function isHighSurrogate(c: number): boolean {
+	return c >= 0xd800 && c <= 0xdbff;
+}
+function isLowSurrogate(c: number): boolean {
+	return c >= 0xdc00 && c <= 0xdfff;
+}
+
+/** Collapse runs of whitespace to one space and trim. */
+export function normalizeWhitespace(text: string): string {
+	return text.replace(/\s+/g, " ").trim();
+}
+
+/**
+ * Tool name and arguments as searchable text: one `key: value` line per argument, strings
+ * verbatim (so commands and paths read as typed), anything else as compact JSON.
+ */
+export function renderToolCall(name: string, args: unknown): string {
+	const lines = [name];
+	if (args && typeof args === "object" && !Array.isArray(args)) {
+		for (const [key, value] of Object.entries(args as Record<string, unknown>)) {
+			lines.push(`${key}: ${typeof value === "string" ? value : safeJson(value)}`);
+		}
+	} else if (args !== undefined) {
+		lines.push(safeJson(args));
+	}
+	return lines.join("\n");
+}
+
+function safeJson(value: unknown): string {
+	try {
+		return JSON.stringify(value) ?? "";
+	} catch {
+		return "";
+	}
+}
+
+const CAMEL_BOUNDARY = /([a-z0-9])([A-Z])|([A-Z]+)([A-Z][a-z])/g;
+const IDENTIFIER = /[A-Za-z][A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*|[A-Z]{2,}[a-z][A-Za-z0-9]*/g;
+/** Scripts written without spaces between words: indexed per character so any word is findable. */
+export const CJK_RUN = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\u3005\u30fc]+/g;
+
+/**
+ * Extra tokens indexed beside the text (never shown): camelCase identifiers split into their
+ * parts (`parseSessionEntries` → `parse session entries`) and CJK runs split into single
+ * characters (the query side splits CJK the same way and searches them as a phrase).
+ */
+export function auxTokens(text: string): string {
+	const parts: string[] = [];
+	const idents = text.match(IDENTIFIER);
+	if (idents) {
+		const seen = new Set<string>();
+		for (const ident of idents) {
+			if (seen.has(ident)) continue;
+			seen.add(ident);
+			parts.push(splitCamel(ident));
+		}
+	}
+	const cjk = text.match(CJK_RUN);
+	if (cjk) for (const run of cjk) parts.push(spaceChars(run));
+	return parts.join("\n");
+}
+
+export function splitCamel(ident: string): string {
+	return ident.replace(CAMEL_BOUNDARY, (_m, a, b, c, d) => (a ? `${a} ${b}` : `${c} ${d}`));
+}
+
+export function spaceChars(run: string): string {
+	return Array.from(run).join(" ");
+}

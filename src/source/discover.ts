@@ -1,0 +1,81 @@
+/**
+ * Lists the session files under the configured source directories: `*.jsonl` in each directory
+ * and one level below (pi's `sessions/<encoded-cwd>/`; symlinked subdirectories are followed).
+ * Opens nothing but directories and stats; records which directories read fine, because a
+ * session may only leave the index when its file is absent from a directory that read fine.
+ */
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { FileStat } from "./read.ts";
+
+export interface SourceDir {
+	path: string;
+	/** Where the directory came from: pi's default, pi's custom dir, a flag or the config file. */
+	origin: "pi" | "pi-session-dir" | "flag" | "config";
+}
+
+export interface DiscoveredFile extends FileStat {
+	path: string;
+	sourceDir: string;
+}
+
+export interface DirObservation {
+	path: string;
+	ok: boolean;
+	/** errno code when the directory could not be read (ENOENT, EACCES, EIO...). */
+	error?: string;
+}
+
+export interface Discovery {
+	files: DiscoveredFile[];
+	/** Every directory looked at (source roots and their subdirectories). */
+	dirs: Map<string, DirObservation>;
+	/** Files that were listed but could not be stat'ed (kept in the index, reported). */
+	unreadable: { path: string; sourceDir: string; error: string }[];
+}
+
+export function discover(sourceDirs: readonly SourceDir[]): Discovery {
+	const result: Discovery = { files: [], dirs: new Map(), unreadable: [] };
+	const seen = new Set<string>();
+	for (const root of sourceDirs) {
+		scanDir(root.path, root.path, 0, result, seen);
+	}
+	result.files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+	return result;
+}
+
+function scanDir(dir: string, sourceDir: string, depth: number, result: Discovery, seen: Set<string>): void {
+	if (result.dirs.has(dir)) return;
+	let names: string[];
+	try {
+		names = readdirSync(dir);
+	} catch (err) {
+		result.dirs.set(dir, { path: dir, ok: false, error: errno(err) });
+		return;
+	}
+	result.dirs.set(dir, { path: dir, ok: true });
+	for (const name of names) {
+		const full = join(dir, name);
+		const isJsonl = name.endsWith(".jsonl");
+		if (!isJsonl && depth > 0) continue;
+		let st: ReturnType<typeof statSync>;
+		try {
+			st = statSync(full);
+		} catch (err) {
+			if (isJsonl) result.unreadable.push({ path: full, sourceDir, error: errno(err) });
+			continue;
+		}
+		if (st.isDirectory()) {
+			if (depth === 0) scanDir(full, sourceDir, depth + 1, result, seen);
+			continue;
+		}
+		if (!isJsonl || !st.isFile() || seen.has(full)) continue;
+		seen.add(full);
+		result.files.push({ path: full, sourceDir, dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs });
+	}
+}
+
+export function errno(err: unknown): string {
+	const code = (err as { code?: unknown })?.code;
+	return typeof code === "string" ? code : "EUNKNOWN";
+}

@@ -1,0 +1,140 @@
+/**
+ * Filesystem side of the reader: stream the durable lines of a session file from a byte offset
+ * in bounded chunks, fingerprint the indexed prefix, and re-read one line at a locator. Never
+ * writes. Memory stays bounded: an oversized line is measured and skipped, never buffered whole.
+ */
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { hashBytes } from "./hash.ts";
+import { type FramedLine, frameLines } from "./jsonl.ts";
+import { MAX_LINE_BYTES } from "./session-parser.ts";
+
+const CHUNK_BYTES = 4 * 1024 * 1024;
+/** Size of the head and tail windows whose hashes fingerprint the indexed prefix. */
+export const WINDOW_BYTES = 64 * 1024;
+
+export interface FileStat {
+	dev: number;
+	ino: number;
+	size: number;
+	mtimeMs: number;
+}
+
+export interface ReadResult {
+	/** Offset just past the last LF read (the durable end). */
+	end: number;
+	/** Physical line number of the next line. */
+	nextLine: number;
+	stat: FileStat;
+}
+
+/**
+ * Read complete lines from `start` up to the size observed when the file was opened, handing
+ * them to `onLines` chunk by chunk. Bytes after the last LF (a torn tail) are not returned.
+ */
+export function readDurableLines(
+	path: string,
+	start: number,
+	firstLine: number,
+	onLines: (lines: FramedLine[]) => void,
+): ReadResult {
+	const fd = openSync(path, "r");
+	try {
+		const st = fstatSync(fd);
+		const stat: FileStat = { dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
+		const limit = st.size;
+		let buf = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, Math.max(limit - start, 1)));
+		let filled = 0; // bytes of buf holding data not yet framed
+		let bufOffset = start; // file offset of buf[0]
+		let readPos = start;
+		let line = firstLine;
+		let skipping: { offset: number; length: number } | null = null;
+		while (readPos < limit) {
+			if (filled === buf.length) {
+				if (buf.length < MAX_LINE_BYTES + 1) {
+					const bigger = Buffer.allocUnsafe(Math.min(buf.length * 2, MAX_LINE_BYTES + 1));
+					buf.copy(bigger, 0, 0, filled);
+					buf = bigger;
+				} else {
+					// No LF within the maximum line size: measure the rest of this line without keeping it.
+					skipping = { offset: bufOffset, length: filled };
+					filled = 0;
+				}
+			}
+			const n = readSync(fd, buf, filled, Math.min(buf.length - filled, limit - readPos), readPos);
+			if (n <= 0) break;
+			readPos += n;
+			if (skipping) {
+				const nl = buf.subarray(0, n).indexOf(0x0a);
+				if (nl < 0) {
+					skipping.length += n;
+					bufOffset += n;
+					continue;
+				}
+				skipping.length += nl;
+				onLines([{ offset: skipping.offset, length: skipping.length, line, bytes: new Uint8Array(0) }]);
+				line++;
+				skipping = null;
+				buf.copy(buf, 0, nl + 1, n);
+				bufOffset = readPos - (n - nl - 1);
+				filled = n - nl - 1;
+			} else {
+				filled += n;
+			}
+			const { lines, consumed } = frameLines(buf.subarray(0, filled), bufOffset, line);
+			if (lines.length > 0) {
+				onLines(lines);
+				line += lines.length;
+				buf.copy(buf, 0, consumed, filled);
+				filled -= consumed;
+				bufOffset += consumed;
+			}
+		}
+		// An unfinished oversized line stays a torn tail like any other.
+		const end = skipping ? skipping.offset : bufOffset;
+		return { end, nextLine: line, stat };
+	} finally {
+		closeSync(fd);
+	}
+}
+
+export interface PrefixFingerprint {
+	head: string;
+	tail: string;
+}
+
+/**
+ * Hashes of the first and last WINDOW_BYTES of the prefix [0, end). Together with size and
+ * inode they detect pi's whole-file rewrites (migration), oh-my-pi's in-place title slot
+ * rewrite (bytes 0-255) and truncation, without rereading a 50 MB session on every append.
+ */
+export function fingerprintPrefix(path: string, end: number): PrefixFingerprint {
+	const fd = openSync(path, "r");
+	try {
+		return fingerprintFd(fd, end);
+	} finally {
+		closeSync(fd);
+	}
+}
+
+function fingerprintFd(fd: number, end: number): PrefixFingerprint {
+	const headLen = Math.min(WINDOW_BYTES, end);
+	const head = Buffer.allocUnsafe(headLen);
+	const gotHead = headLen > 0 ? readSync(fd, head, 0, headLen, 0) : 0;
+	const tailStart = Math.max(0, end - WINDOW_BYTES);
+	const tailLen = end - tailStart;
+	const tail = Buffer.allocUnsafe(tailLen);
+	const gotTail = tailLen > 0 ? readSync(fd, tail, 0, tailLen, tailStart) : 0;
+	return { head: hashBytes(head.subarray(0, gotHead)), tail: hashBytes(tail.subarray(0, gotTail)) };
+}
+
+/** Re-read the bytes of one line at its locator (exact reads go back to the source). */
+export function readLineAt(path: string, offset: number, length: number): Uint8Array {
+	const fd = openSync(path, "r");
+	try {
+		const buf = Buffer.allocUnsafe(length);
+		const got = length > 0 ? readSync(fd, buf, 0, length, offset) : 0;
+		return buf.subarray(0, got);
+	} finally {
+		closeSync(fd);
+	}
+}

@@ -1,0 +1,134 @@
+/**
+ * Pure, resumable interpretation of framed lines as one pi session: the optional oh-my-pi title
+ * slot, the header, then entries projected into events. Bad lines become diagnostics; the rest of
+ * the file is still read. The state can be saved and resumed to index only an appended suffix.
+ */
+import * as v from "valibot";
+import type { Diagnostic, SessionHeaderInfo } from "../model.ts";
+import { type ProjectedEvent, projectEntry } from "../project/projector.ts";
+import { hashBytes } from "./hash.ts";
+import { decodeLine, type FramedLine, isBlankLine } from "./jsonl.ts";
+
+/** Lines longer than this are reported and skipped rather than parsed (bounded memory and time). */
+export const MAX_LINE_BYTES = 32 * 1024 * 1024;
+
+const HeaderSchema = v.looseObject({
+	type: v.literal("session"),
+	id: v.pipe(v.string(), v.minLength(1)),
+	version: v.optional(v.number()),
+	timestamp: v.optional(v.string()),
+	cwd: v.optional(v.string()),
+	parentSession: v.optional(v.string()),
+	branchedFrom: v.optional(v.string()),
+	title: v.optional(v.string()),
+});
+
+export interface ParserState {
+	header: SessionHeaderInfo | null;
+	/** oh-my-pi title from a title slot line before the header. */
+	slotTitle: string | null;
+	/** Whether any record has been parsed (the first must be a title slot or the header). */
+	started: boolean;
+	/** Set when the file cannot be a pi session (its first record is not a header). */
+	rejected: string | null;
+	nextSeq: number;
+	lastEntryId: string | null;
+	/** Number of entries whose ids were derived because they duplicated an earlier id. */
+	duplicateCount: number;
+}
+
+export function initialParserState(): ParserState {
+	return {
+		header: null,
+		slotTitle: null,
+		started: false,
+		rejected: null,
+		nextSeq: 0,
+		lastEntryId: null,
+		duplicateCount: 0,
+	};
+}
+
+export interface ParseOutput {
+	events: ProjectedEvent[];
+	diagnostics: Diagnostic[];
+}
+
+/**
+ * Interpret complete lines in order. `idExists` answers whether an entry id is already taken in
+ * this session (earlier in this batch or already indexed), so duplicates get derived ids.
+ */
+export function parseLines(
+	state: ParserState,
+	lines: Iterable<FramedLine>,
+	file: string,
+	idExists: (entryId: string) => boolean,
+): ParseOutput {
+	const out: ParseOutput = { events: [], diagnostics: [] };
+	const batchIds = new Set<string>();
+	const diag = (line: FramedLine, kind: Diagnostic["kind"], detail: string) =>
+		out.diagnostics.push({ file, offset: line.offset, line: line.line, kind, detail });
+
+	for (const line of lines) {
+		if (state.rejected) break;
+		if (line.length > MAX_LINE_BYTES) {
+			diag(line, "oversized-line", `line of ${line.length} bytes exceeds ${MAX_LINE_BYTES} and was skipped`);
+			continue;
+		}
+		if (isBlankLine(line.bytes)) continue;
+		let value: unknown;
+		try {
+			value = JSON.parse(decodeLine(line.bytes));
+		} catch (err) {
+			diag(line, "malformed-json", err instanceof Error ? err.message.slice(0, 200) : "invalid JSON");
+			continue;
+		}
+		if (typeof value !== "object" || value === null || Array.isArray(value)) {
+			diag(line, "not-an-object", "a JSON value that is not an object");
+			continue;
+		}
+		const record = value as Record<string, unknown>;
+		if (!state.header) {
+			if (!state.started && record.type === "title" && line.line === 1) {
+				state.started = true;
+				state.slotTitle = typeof record.title === "string" ? record.title : null;
+				continue;
+			}
+			state.started = true;
+			const parsed = v.safeParse(HeaderSchema, record);
+			if (!parsed.success) {
+				state.rejected = `first record is not a pi session header (${v.summarize(parsed.issues).split("\n")[0]})`;
+				out.diagnostics.push({ file, offset: line.offset, line: line.line, kind: "missing-header", detail: state.rejected });
+				break;
+			}
+			const h = parsed.output;
+			state.header = {
+				sessionId: h.id,
+				version: typeof h.version === "number" ? h.version : 1,
+				cwd: h.cwd ?? null,
+				timestamp: h.timestamp ?? null,
+				parentSession: h.parentSession ?? h.branchedFrom ?? null,
+				title: state.slotTitle ?? h.title ?? null,
+			};
+			continue;
+		}
+		const seq = state.nextSeq;
+		const event = projectEntry(record, {
+			seq,
+			version: state.header.version,
+			previousEntryId: state.lastEntryId,
+			locator: { file, offset: line.offset, length: line.length, line: line.line, hash: hashBytes(line.bytes) },
+		});
+		if (batchIds.has(event.entryId) || idExists(event.entryId)) {
+			state.duplicateCount++;
+			diag(line, "duplicate-id", `entry id ${JSON.stringify(event.entryId)} appears again; indexed as a derived id`);
+			event.entryId = `${event.entryId}~dup${state.duplicateCount}`;
+			event.idDerived = true;
+		}
+		batchIds.add(event.entryId);
+		state.nextSeq++;
+		state.lastEntryId = event.entryId;
+		out.events.push(event);
+	}
+	return out;
+}

@@ -1,0 +1,167 @@
+/**
+ * The one place the SQLite read model is opened. Sets every pragma, owns the DDL, and treats a
+ * schema-version mismatch as "rebuild": the index is disposable, pi's session files are the truth.
+ */
+import { Database } from "bun:sqlite";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { PiEventsError } from "../errors.ts";
+import { GAP_TOKEN } from "../project/text.ts";
+
+/** Bump on any change to the DDL below or to what the projector stores. */
+export const SCHEMA_VERSION = 3;
+
+const DDL = `
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE files (
+  file_key INTEGER PRIMARY KEY,
+  path TEXT NOT NULL UNIQUE,
+  source_dir TEXT NOT NULL,
+  dev INTEGER NOT NULL, ino INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ms REAL NOT NULL,
+  durable_end INTEGER NOT NULL,
+  next_line INTEGER NOT NULL,
+  head_hash TEXT NOT NULL, tail_hash TEXT NOT NULL,
+  parser_state TEXT NOT NULL,
+  status TEXT NOT NULL,
+  problem TEXT,
+  diagnostics INTEGER NOT NULL DEFAULT 0,
+  indexed_at INTEGER NOT NULL
+);
+CREATE TABLE sessions (
+  session_key INTEGER PRIMARY KEY,
+  file_key INTEGER NOT NULL UNIQUE,
+  session_id TEXT NOT NULL,
+  version INTEGER NOT NULL,
+  cwd TEXT,
+  cwd_real TEXT,
+  created TEXT,
+  parent_session TEXT,
+  name TEXT,
+  entry_count INTEGER NOT NULL DEFAULT 0,
+  last_ts_ms INTEGER,
+  leaf_entry TEXT
+);
+CREATE INDEX sessions_by_id ON sessions(session_id);
+CREATE TABLE events (
+  event_key INTEGER PRIMARY KEY,
+  session_key INTEGER NOT NULL,
+  seq INTEGER NOT NULL,
+  entry_id TEXT NOT NULL,
+  id_derived INTEGER NOT NULL,
+  parent_id TEXT,
+  event_type TEXT NOT NULL,
+  role TEXT,
+  tool_name TEXT,
+  tool_call_id TEXT,
+  custom_type TEXT,
+  ts_ms INTEGER,
+  is_error INTEGER,
+  exit_code INTEGER,
+  target_id TEXT,
+  call_ids TEXT,
+  line INTEGER NOT NULL,
+  byte_offset INTEGER NOT NULL,
+  byte_length INTEGER NOT NULL,
+  content_hash TEXT NOT NULL,
+  meta TEXT,
+  branch_state TEXT NOT NULL DEFAULT 'unknown',
+  context_role TEXT NOT NULL,
+  selection_state TEXT NOT NULL DEFAULT 'unknown',
+  UNIQUE (session_key, entry_id)
+);
+CREATE INDEX events_by_seq ON events(session_key, seq);
+CREATE INDEX events_by_parent ON events(session_key, parent_id);
+CREATE INDEX events_by_call ON events(session_key, tool_call_id) WHERE tool_call_id IS NOT NULL;
+CREATE INDEX events_by_time ON events(ts_ms);
+CREATE TABLE fragments (
+  frag_key INTEGER PRIMARY KEY,
+  event_key INTEGER NOT NULL,
+  fragment_id TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  body TEXT NOT NULL,
+  full_length INTEGER NOT NULL,
+  bounded INTEGER NOT NULL
+);
+CREATE INDEX fragments_by_event ON fragments(event_key);
+CREATE TABLE event_files (event_key INTEGER NOT NULL, path TEXT NOT NULL, op TEXT NOT NULL);
+CREATE INDEX event_files_by_path ON event_files(path);
+CREATE INDEX event_files_by_event ON event_files(event_key);
+CREATE VIRTUAL TABLE fts USING fts5(
+  body, aux,
+  content = '', contentless_delete = 1,
+  tokenize = "unicode61 remove_diacritics 2 tokenchars '${GAP_TOKEN}'"
+);
+INSERT INTO fts(fts, rank) VALUES ('secure-delete', 1);
+CREATE VIRTUAL TABLE fts_terms USING fts5vocab(fts, 'row');
+`;
+
+export interface OpenOptions {
+	readonly?: boolean;
+}
+
+/**
+ * Open (creating if needed) the index at `path` (":memory:" for tests). A database with another
+ * schema version is dropped and recreated. Throws E_INDEX with a readable message on failure.
+ */
+export function openIndex(path: string, options: OpenOptions = {}): Database {
+	let db: Database;
+	try {
+		if (path !== ":memory:" && !options.readonly) mkdirSync(dirname(path), { recursive: true });
+		db = options.readonly
+			? new Database(path, { readonly: true, strict: true })
+			: new Database(path, { create: true, readwrite: true, strict: true });
+	} catch (err) {
+		throw new PiEventsError("E_INDEX", `cannot open the index at ${path}: ${reason(err)}`, { cause: err });
+	}
+	try {
+		db.run("PRAGMA busy_timeout = 10000");
+		if (!options.readonly) {
+			db.run("PRAGMA journal_mode = WAL");
+			db.run("PRAGMA synchronous = NORMAL");
+			db.run("PRAGMA secure_delete = ON");
+		}
+		db.run("PRAGMA temp_store = MEMORY");
+		db.run("PRAGMA cache_size = -65536");
+		db.run("PRAGMA mmap_size = 268435456");
+		const version = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+		if (version !== SCHEMA_VERSION) {
+			if (options.readonly) {
+				throw new PiEventsError("E_INDEX", `the index at ${path} has schema ${version}, expected ${SCHEMA_VERSION}: run \`pi-events index\``);
+			}
+			recreateSchema(db);
+		}
+	} catch (err) {
+		db.close();
+		if (err instanceof PiEventsError) throw err;
+		throw new PiEventsError("E_INDEX", `cannot use the index at ${path}: ${reason(err)}`, { cause: err });
+	}
+	return db;
+}
+
+function recreateSchema(db: Database): void {
+	db.transaction(() => {
+		const objects = db
+			.query("SELECT type, name FROM sqlite_master WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'fts_%'")
+			.all() as { type: string; name: string }[];
+		for (const o of objects) db.run(`DROP ${o.type === "view" ? "VIEW" : "TABLE"} IF EXISTS "${o.name}"`);
+		db.run("DROP TABLE IF EXISTS fts_terms");
+		db.run("DROP TABLE IF EXISTS fts");
+		db.run(DDL);
+		db.run(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+	}).immediate();
+}
+
+function reason(err: unknown): string {
+	if (err instanceof Error) {
+		const code = (err as { code?: string }).code;
+		if (code === "SQLITE_READONLY" || /readonly/i.test(err.message)) return "the index location is read-only";
+		if (code === "SQLITE_FULL" || /disk is full/i.test(err.message)) return "the disk is full";
+		if (code === "SQLITE_BUSY" || /locked/i.test(err.message)) return "the index is locked by another process";
+		if (code === "SQLITE_NOTADB" || /not a database/i.test(err.message)) return "the file is not a pi-events index";
+		if (code === "SQLITE_CANTOPEN" || /unable to open/i.test(err.message)) return "the file cannot be opened";
+		return err.message;
+	}
+	return String(err);
+}
+
+export { reason as describeDbError };

@@ -1,0 +1,37 @@
+/** Read-only summary queries for `pi-events status`. */
+import type { Database } from "bun:sqlite";
+import { SCHEMA_VERSION } from "./db.ts";
+
+export interface IndexCounts {
+	schema: number;
+	files: number;
+	sessions: number;
+	events: number;
+	fragments: number;
+	rejectedFiles: number;
+	failedFiles: number;
+	diagnostics: number;
+	lastSync: { at: number; durationMs: number; complete: boolean } | null;
+	/** Source directories that have indexed files (including ones not configured this run). */
+	indexedDirs: { dir: string; files: number }[];
+}
+
+export function indexCounts(db: Database): IndexCounts {
+	const one = (sql: string) => (db.query(sql).get() as { n: number }).n;
+	const last = db.query("SELECT value FROM meta WHERE key = 'last_sync'").get() as { value: string } | null;
+	return {
+		schema: SCHEMA_VERSION,
+		files: one("SELECT count(*) AS n FROM files"),
+		sessions: one("SELECT count(*) AS n FROM sessions"),
+		events: one("SELECT count(*) AS n FROM events"),
+		fragments: one("SELECT count(*) AS n FROM fragments"),
+		rejectedFiles: one("SELECT count(*) AS n FROM files WHERE status = 'rejected'"),
+		failedFiles: one("SELECT count(*) AS n FROM files WHERE status = 'failed'"),
+		diagnostics: one("SELECT coalesce(sum(diagnostics), 0) AS n FROM files"),
+		lastSync: last ? JSON.parse(last.value) : null,
+		indexedDirs: db.query("SELECT source_dir AS dir, count(*) AS files FROM files GROUP BY source_dir ORDER BY source_dir").all() as {
+			dir: string;
+			files: number;
+		}[],
+	};
+}

@@ -1,0 +1,274 @@
+/**
+ * Writes to the read model: insert projected events with their fragments and file evidence,
+ * delete a session wholesale, record file fingerprints and session facts. Callers own the
+ * transaction boundaries (one per session change), so a failure never leaves half a session.
+ */
+import type { Database, Statement } from "bun:sqlite";
+import type { TreeState } from "../model.ts";
+import type { ProjectedEvent } from "../project/projector.ts";
+import { auxTokens } from "../project/text.ts";
+
+export interface FileRow {
+	file_key: number;
+	path: string;
+	source_dir: string;
+	dev: number;
+	ino: number;
+	size: number;
+	mtime_ms: number;
+	durable_end: number;
+	next_line: number;
+	head_hash: string;
+	tail_hash: string;
+	parser_state: string;
+	status: "indexed" | "rejected" | "failed";
+	problem: string | null;
+	diagnostics: number;
+	indexed_at: number;
+}
+
+export interface TreeRow {
+	event_key: number;
+	entry_id: string;
+	parent_id: string | null;
+	event_type: string;
+	role: string | null;
+	target_id: string | null;
+	branch_state: string;
+	selection_state: string;
+	meta: string | null;
+}
+
+export type FileFacts = Omit<FileRow, "file_key">;
+
+export interface SessionFacts {
+	sessionId: string;
+	version: number;
+	cwd: string | null;
+	cwdReal: string | null;
+	created: string | null;
+	parentSession: string | null;
+}
+
+/** Context role depends only on what the entry is, so it is fixed at insert time. */
+export function contextRoleOf(eventType: string, role: string | null): TreeState["contextRole"] {
+	switch (eventType) {
+		case "message":
+			return role === "system" ? "control" : "conversation";
+		case "custom_message":
+			return "conversation";
+		case "compaction":
+		case "branch_summary":
+			return "summary";
+		case "model_change":
+		case "thinking_level_change":
+		case "context_edit":
+			return "control";
+		default:
+			return "metadata";
+	}
+}
+
+export class IndexWriter {
+	private readonly insertEvent: Statement;
+	private readonly insertFragment: Statement;
+	private readonly insertFts: Statement;
+	private readonly insertFile: Statement;
+
+	constructor(private readonly db: Database) {
+		this.insertEvent = db.prepare(
+			`INSERT INTO events (session_key, seq, entry_id, id_derived, parent_id, event_type, role, tool_name, tool_call_id,
+			  custom_type, ts_ms, is_error, exit_code, target_id, call_ids, line, byte_offset, byte_length, content_hash, meta, context_role)
+			 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)`,
+		);
+		this.insertFragment = db.prepare(
+			"INSERT INTO fragments (event_key, fragment_id, kind, body, full_length, bounded) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+		);
+		this.insertFts = db.prepare("INSERT INTO fts (rowid, body, aux) VALUES (?1, ?2, ?3)");
+		this.insertFile = db.prepare("INSERT INTO event_files (event_key, path, op) VALUES (?1, ?2, ?3)");
+	}
+
+	insertEvents(sessionKey: number, events: ProjectedEvent[]): { fragments: number } {
+		let fragments = 0;
+		for (const e of events) {
+			const meta = Object.keys(e.meta).length > 0 ? JSON.stringify(e.meta) : null;
+			const result = this.insertEvent.run(
+				sessionKey,
+				e.seq,
+				e.entryId,
+				e.idDerived ? 1 : 0,
+				e.parentId,
+				e.eventType,
+				e.role,
+				e.toolName,
+				e.toolCallId,
+				e.customType,
+				e.timestampMs,
+				e.isError === null ? null : e.isError ? 1 : 0,
+				e.exitCode,
+				e.targetId,
+				e.callIds.length > 0 ? JSON.stringify(e.callIds) : null,
+				e.locator.line,
+				e.locator.offset,
+				e.locator.length,
+				e.locator.hash,
+				meta,
+				contextRoleOf(e.eventType, e.role),
+			);
+			const eventKey = Number(result.lastInsertRowid);
+			for (const f of e.fragments) {
+				const fr = this.insertFragment.run(eventKey, f.fragmentId, f.kind, f.text, f.fullLength, f.bounded ? 1 : 0);
+				// The aux column carries the tool name and custom type too, so they match as words.
+				const extra = [e.toolName, e.customType].filter(Boolean).join(" ");
+				this.insertFts.run(Number(fr.lastInsertRowid), f.indexText, extra ? `${extra}\n${auxTokens(f.indexText)}` : auxTokens(f.indexText));
+				fragments++;
+			}
+			for (const file of e.files) this.insertFile.run(eventKey, file.path, file.op);
+		}
+		return { fragments };
+	}
+
+	/** Remove every row of a session (events, fragments, FTS postings, file evidence). */
+	deleteSessionRows(sessionKey: number): void {
+		const db = this.db;
+		db.run(
+			"DELETE FROM fts WHERE rowid IN (SELECT f.frag_key FROM fragments f JOIN events e ON e.event_key = f.event_key WHERE e.session_key = ?1)",
+			[sessionKey],
+		);
+		db.run("DELETE FROM fragments WHERE event_key IN (SELECT event_key FROM events WHERE session_key = ?1)", [sessionKey]);
+		db.run("DELETE FROM event_files WHERE event_key IN (SELECT event_key FROM events WHERE session_key = ?1)", [sessionKey]);
+		db.run("DELETE FROM events WHERE session_key = ?1", [sessionKey]);
+	}
+
+	deleteSession(sessionKey: number): void {
+		this.deleteSessionRows(sessionKey);
+		this.db.run("DELETE FROM sessions WHERE session_key = ?1", [sessionKey]);
+	}
+
+	deleteFile(fileKey: number): void {
+		const session = this.db.query("SELECT session_key FROM sessions WHERE file_key = ?1").get(fileKey) as { session_key: number } | null;
+		if (session) this.deleteSession(session.session_key);
+		this.db.run("DELETE FROM files WHERE file_key = ?1", [fileKey]);
+	}
+
+	upsertFile(facts: FileFacts): number {
+		const row = this.db
+			.query(
+				`INSERT INTO files (path, source_dir, dev, ino, size, mtime_ms, durable_end, next_line, head_hash, tail_hash, parser_state, status, problem, diagnostics, indexed_at)
+				 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+				 ON CONFLICT(path) DO UPDATE SET source_dir = excluded.source_dir, dev = excluded.dev, ino = excluded.ino, size = excluded.size,
+				   mtime_ms = excluded.mtime_ms, durable_end = excluded.durable_end, next_line = excluded.next_line, head_hash = excluded.head_hash,
+				   tail_hash = excluded.tail_hash, parser_state = excluded.parser_state, status = excluded.status, problem = excluded.problem,
+				   diagnostics = excluded.diagnostics, indexed_at = excluded.indexed_at
+				 RETURNING file_key`,
+			)
+			.get(
+				facts.path,
+				facts.source_dir,
+				facts.dev,
+				facts.ino,
+				facts.size,
+				facts.mtime_ms,
+				facts.durable_end,
+				facts.next_line,
+				facts.head_hash,
+				facts.tail_hash,
+				facts.parser_state,
+				facts.status,
+				facts.problem,
+				facts.diagnostics,
+				facts.indexed_at,
+			) as { file_key: number };
+		return row.file_key;
+	}
+
+	/** Mark a file's observation without touching its indexed rows (e.g. a changed file that failed to parse). */
+	setFileProblem(fileKey: number, status: FileRow["status"], problem: string | null): void {
+		this.db.run("UPDATE files SET status = ?2, problem = ?3 WHERE file_key = ?1", [fileKey, status, problem]);
+	}
+
+	/** Insert or update the session row of a file; returns its session_key. */
+	upsertSession(fileKey: number, s: SessionFacts): number {
+		const row = this.db
+			.query(
+				`INSERT INTO sessions (file_key, session_id, version, cwd, cwd_real, created, parent_session)
+				 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+				 ON CONFLICT(file_key) DO UPDATE SET session_id = excluded.session_id, version = excluded.version, cwd = excluded.cwd,
+				   cwd_real = excluded.cwd_real, created = excluded.created, parent_session = excluded.parent_session
+				 RETURNING session_key`,
+			)
+			.get(fileKey, s.sessionId, s.version, s.cwd, s.cwdReal, s.created, s.parentSession) as { session_key: number };
+		return row.session_key;
+	}
+
+	/** Every file row, keyed by path (one query: the no-op sync compares stats in memory). */
+	loadFiles(): Map<string, FileRow> {
+		const rows = this.db.query("SELECT * FROM files").all() as FileRow[];
+		return new Map(rows.map((r) => [r.path, r]));
+	}
+
+	loadFile(path: string): FileRow | null {
+		return (this.db.query("SELECT * FROM files WHERE path = ?1").get(path) as FileRow | null) ?? null;
+	}
+
+	sessionKeyOf(fileKey: number): number | null {
+		const row = this.db.query("SELECT session_key FROM sessions WHERE file_key = ?1").get(fileKey) as { session_key: number } | null;
+		return row ? row.session_key : null;
+	}
+
+	entryExists(sessionKey: number, entryId: string): boolean {
+		return this.db.query("SELECT 1 FROM events WHERE session_key = ?1 AND entry_id = ?2").get(sessionKey, entryId) !== null;
+	}
+
+	/** The facts tree classification needs, in append order. */
+	loadTreeRows(sessionKey: number): TreeRow[] {
+		return this.db
+			.query(
+				`SELECT event_key, entry_id, parent_id, event_type, role, target_id, branch_state, selection_state,
+				   CASE WHEN event_type IN ('branch_summary', 'context_edit') THEN meta END AS meta
+				 FROM events WHERE session_key = ?1 ORDER BY seq`,
+			)
+			.all(sessionKey) as TreeRow[];
+	}
+
+	/** Tree rows from append position `fromSeq` on. */
+	loadTreeRowsTail(sessionKey: number, fromSeq: number): TreeRow[] {
+		return this.db
+			.query(
+				`SELECT event_key, entry_id, parent_id, event_type, role, target_id, branch_state, selection_state,
+				   CASE WHEN event_type IN ('branch_summary', 'context_edit') THEN meta END AS meta
+				 FROM events WHERE session_key = ?1 AND seq >= ?2 ORDER BY seq`,
+			)
+			.all(sessionKey, fromSeq) as TreeRow[];
+	}
+
+	/** The last appended event of a session (the materialized leaf) and its states. */
+	leafRow(sessionKey: number): { entry_id: string; branch_state: string } | null {
+		return (
+			(this.db
+				.query("SELECT entry_id, branch_state FROM events WHERE session_key = ?1 ORDER BY seq DESC LIMIT 1")
+				.get(sessionKey) as { entry_id: string; branch_state: string } | null) ?? null
+		);
+	}
+
+	updateTreeState(eventKey: number, branchState: string, selectionState: string): void {
+		this.db.run("UPDATE events SET branch_state = ?2, selection_state = ?3 WHERE event_key = ?1", [eventKey, branchState, selectionState]);
+	}
+
+	setMeta(key: string, value: unknown): void {
+		this.db.run("INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value", [key, JSON.stringify(value)]);
+	}
+
+	/** Recompute the per-session summary facts from its events. */
+	refreshSessionSummary(sessionKey: number): void {
+		this.db.run(
+			`UPDATE sessions SET
+			   entry_count = (SELECT count(*) FROM events WHERE session_key = ?1),
+			   last_ts_ms = (SELECT max(ts_ms) FROM events WHERE session_key = ?1),
+			   leaf_entry = (SELECT entry_id FROM events WHERE session_key = ?1 ORDER BY seq DESC LIMIT 1),
+			   name = (SELECT json_extract(meta, '$.name') FROM events WHERE session_key = ?1 AND event_type IN ('session_info', 'title_change') ORDER BY seq DESC LIMIT 1)
+			 WHERE session_key = ?1`,
+			[sessionKey],
+		);
+	}
+}

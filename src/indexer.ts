@@ -6,7 +6,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { lstatSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname, isAbsolute } from "node:path";
 import { canonicalPath } from "./config.ts";
 import type { Diagnostic } from "./model.ts";
 import type { ProjectedEvent } from "./project/projector.ts";
@@ -301,7 +301,8 @@ function sessionFacts(state: ParserState) {
 		sessionId: h.sessionId,
 		version: h.version,
 		cwd: h.cwd,
-		cwdReal: h.cwd ? canonicalPath(h.cwd) : null,
+		// Only an absolute recorded cwd can be placed under an authorization root.
+		cwdReal: h.cwd && isAbsolute(h.cwd) ? canonicalPath(h.cwd) : null,
 		created: h.timestamp,
 		parentSession: h.parentSession,
 	};

@@ -6,6 +6,7 @@
 import { type CommandDef, renderUsage, runCommand } from "citty";
 import pkg from "../package.json" with { type: "json" };
 import { indexCommand } from "./cli/index-cmd.ts";
+import { searchCommand } from "./cli/search.ts";
 import { statusCommand } from "./cli/status.ts";
 import { errorCode, isPiEventsError, publicMessage } from "./errors.ts";
 
@@ -13,6 +14,7 @@ export const VERSION: string = pkg.version;
 
 const subCommands: Record<string, CommandDef<any>> = {
 	index: indexCommand,
+	search: searchCommand,
 	status: statusCommand,
 };
 

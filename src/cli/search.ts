@@ -1,0 +1,70 @@
+/** `pi-events search QUERY...`: ranked event hits with snippets, scoped to the caller's workspace. */
+import { defineCommand } from "citty";
+import { PiEventsError } from "../errors.ts";
+import { refresh } from "../freshness.ts";
+import { DEFAULT_LIMIT, MAX_LIMIT, search } from "../query/search.ts";
+import { freshnessLine, renderHits } from "../present/render.ts";
+import { openIndex } from "../store/db.ts";
+import { callerArgs, scopeFrom } from "./caller.ts";
+import { filterArgs, list, toSearchFilters } from "./filters.ts";
+import { checkFlags, collectRepeated, commonArgs, settingsFrom } from "./shared.ts";
+
+const args = {
+	query: { type: "positional", description: 'Terms and "quoted phrases" (all must match)', required: true },
+	...commonArgs,
+	...callerArgs,
+	...filterArgs,
+	limit: { type: "string", description: `Maximum hits (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT})`, valueHint: "n" },
+	sync: { type: "boolean", description: "Sync the index before searching (--no-sync to skip)", default: true },
+} as const;
+
+export const searchCommand = defineCommand({
+	meta: { name: "search", description: "Search events in pi session history" },
+	args,
+	run({ args: a, rawArgs }) {
+		checkFlags(rawArgs, args);
+		const settings = settingsFrom(a, rawArgs);
+		const query = (a._ as string[]).join(" ");
+		const limit = a.limit === undefined ? DEFAULT_LIMIT : Number(a.limit);
+		if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+			throw new PiEventsError("E_USAGE", `--limit must be an integer from 1 to ${MAX_LIMIT}`);
+		}
+		const now = Date.now();
+		const filters = toSearchFilters(
+			{
+				sessionIds: list(a.session),
+				cwd: a.cwd,
+				eventTypes: list(a.type),
+				kinds: list(a.kind),
+				roles: list(a.role),
+				tools: list(a.tool),
+				since: a.since,
+				until: a.until,
+				isError: rawArgs.some((r) => r === "--error" || r === "--no-error") ? a.error : undefined,
+				branchStates: list(a.branch),
+				selectionStates: list(a.selection),
+				files: collectRepeated(rawArgs, "file"),
+			},
+			process.cwd(),
+			now,
+		);
+		const scope = scopeFrom(a, settings, process.env, process.cwd());
+		const db = openIndex(settings.indexPath);
+		try {
+			const freshness = refresh(db, settings.sourceDirs, a.sync !== false);
+			const result = search(db, { query, filters, limit, scope });
+			if (a.json) {
+				const out = { hits: result.hits, freshness, coverage: result.coverage, elapsedMs: Math.round(result.elapsedMs * 100) / 100 };
+				process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+			} else {
+				const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
+				process.stdout.write(renderHits(result.hits, { color }));
+				if (result.hits.length === 0) process.stderr.write("pi-events: no hits\n");
+				process.stderr.write(`pi-events: ${freshnessLine(freshness, result.coverage)}\n`);
+			}
+			return result.hits.length > 0 ? 0 : 1;
+		} finally {
+			db.close();
+		}
+	},
+});

@@ -1,0 +1,117 @@
+/**
+ * Pure bounded snippets: a window of the fragment text around the best cluster of matches,
+ * whitespace normalised, matched spans marked with « », never paraphrased. When the fragment was
+ * bounded (head + omission marker + tail), the marker stays visible on the side it lies.
+ */
+import { OMISSION_MARKER_RE } from "../project/text.ts";
+import { foldText } from "../query/fts.ts";
+
+export const SNIPPET_CHARS = 240;
+export const MARK_OPEN = "«";
+export const MARK_CLOSE = "»";
+
+interface Span {
+	start: number;
+	end: number;
+	term: number;
+}
+
+/**
+ * @param text the stored fragment text
+ * @param termTokens for each query term, its tokens (already folded)
+ */
+export function makeSnippet(text: string, termTokens: readonly string[][], maxChars = SNIPPET_CHARS): string {
+	const flat = text.replace(/\s+/g, " ");
+	const folded = foldPreservingLength(flat);
+	const spans = findSpans(folded, termTokens);
+	const marker = OMISSION_MARKER_RE.exec(text);
+	const markerFlat = marker ? marker[0].replace(/\s+/g, " ").trim() : null;
+	const markerAt = markerFlat ? flat.indexOf(markerFlat) : -1;
+
+	let start = 0;
+	if (spans.length > 0) {
+		const best = bestWindowStart(spans, maxChars);
+		start = Math.max(0, best - Math.floor(maxChars / 4));
+	}
+	let end = Math.min(flat.length, start + maxChars);
+	if (end - start < maxChars) start = Math.max(0, end - maxChars);
+	// Do not cut words when a nearby space exists.
+	if (start > 0) {
+		const space = flat.indexOf(" ", start);
+		if (space >= 0 && space - start < 20) start = space + 1;
+	}
+	if (end < flat.length) {
+		const space = flat.lastIndexOf(" ", end);
+		if (space > start && end - space < 20) end = space;
+	}
+	let out = mark(flat, start, end, spans);
+	if (start > 0) out = `…${out}`;
+	if (end < flat.length) out = `${out}…`;
+	if (markerFlat && markerAt >= 0) {
+		const markerEnd = markerAt + markerFlat.length;
+		const overlaps = markerAt < end && markerEnd > start;
+		if (!overlaps) out = markerAt >= end ? `${out} ${markerFlat}` : `${markerFlat} ${out}`;
+	}
+	return out.trim();
+}
+
+function foldPreservingLength(text: string): string {
+	let out = "";
+	for (const ch of text) {
+		const f = foldText(ch);
+		// Keep indexes aligned: a folded form of another length falls back to the lowercase char.
+		out += f.length === ch.length ? f : ch.toLowerCase().length === ch.length ? ch.toLowerCase() : ch;
+	}
+	return out;
+}
+
+function findSpans(folded: string, termTokens: readonly string[][]): Span[] {
+	const spans: Span[] = [];
+	termTokens.forEach((tokens, term) => {
+		for (const token of tokens) {
+			if (!token) continue;
+			let from = 0;
+			let count = 0;
+			for (;;) {
+				const at = folded.indexOf(token, from);
+				if (at < 0 || count > 200) break;
+				spans.push({ start: at, end: at + token.length, term });
+				from = at + token.length;
+				count++;
+			}
+		}
+	});
+	spans.sort((a, b) => a.start - b.start || b.end - a.end);
+	return spans;
+}
+
+/** Start of the window that covers the most distinct terms (earliest on ties). */
+function bestWindowStart(spans: Span[], width: number): number {
+	let bestStart = spans[0]!.start;
+	let bestScore = -1;
+	for (let i = 0; i < spans.length; i++) {
+		const terms = new Set<number>();
+		let hits = 0;
+		for (let j = i; j < spans.length && spans[j]!.end <= spans[i]!.start + width; j++) {
+			terms.add(spans[j]!.term);
+			hits++;
+		}
+		const score = terms.size * 1000 + Math.min(hits, 999);
+		if (score > bestScore) {
+			bestScore = score;
+			bestStart = spans[i]!.start;
+		}
+	}
+	return bestStart;
+}
+
+function mark(text: string, start: number, end: number, spans: Span[]): string {
+	let out = "";
+	let cursor = start;
+	for (const s of spans) {
+		if (s.start < cursor || s.end > end) continue;
+		out += text.slice(cursor, s.start) + MARK_OPEN + text.slice(s.start, s.end) + MARK_CLOSE;
+		cursor = s.end;
+	}
+	return out + text.slice(cursor, end);
+}

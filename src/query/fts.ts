@@ -1,0 +1,104 @@
+/**
+ * Pure query language: plain terms and "quoted phrases", joined by implicit AND. Everything else
+ * is literal text: FTS5 operators, column filters, `*`, `^`, parentheses and stray quotes never
+ * reach FTS5 as syntax, because every term is emitted as a quoted FTS5 string.
+ */
+import { PiEventsError } from "../errors.ts";
+import { CJK_RUN, GAP_TOKEN, spaceChars, splitCamel } from "../project/text.ts";
+
+/** Longest accepted query, in characters (an agent may paste a whole log). */
+export const MAX_QUERY_CHARS = 2000;
+/** At most this many terms take part in a search; later ones are reported as ignored. */
+export const MAX_TERMS = 16;
+
+export interface QueryTerm {
+	/** The term as the user wrote it (a phrase without its quotes). */
+	text: string;
+	phrase: boolean;
+	/** Index tokens of the term (lowercased, diacritics removed), used for estimates and highlights. */
+	tokens: string[];
+	/** FTS5 alternatives, OR-ed: the literal form and split forms (camelCase parts, CJK characters). */
+	alternatives: string[];
+}
+
+export interface ParsedQuery {
+	terms: QueryTerm[];
+	/** The FTS5 MATCH expression. */
+	match: string;
+	/** Terms dropped because they hold nothing searchable, or beyond MAX_TERMS. */
+	ignored: string[];
+}
+
+export function parseQuery(input: string): ParsedQuery {
+	if (input.length > MAX_QUERY_CHARS) {
+		throw new PiEventsError("E_BAD_QUERY", `the query is ${input.length} characters long; the limit is ${MAX_QUERY_CHARS}`);
+	}
+	// Control characters and the private gap token are never searchable text.
+	const clean = input.replace(/[\u0000-\u001f\u007f]/g, " ").replaceAll(GAP_TOKEN, " ");
+	const raw: { text: string; phrase: boolean }[] = [];
+	const re = /"([^"]*)"|([^\s"]+)/g;
+	for (let m = re.exec(clean); m !== null; m = re.exec(clean)) {
+		if (m[1] !== undefined) raw.push({ text: m[1].trim(), phrase: true });
+		else if (m[2] !== undefined) raw.push({ text: m[2], phrase: false });
+	}
+	// A stray (unbalanced) quote is not matched by the pattern: it simply separates words.
+	const terms: QueryTerm[] = [];
+	const ignored: string[] = [];
+	const seen = new Set<string>();
+	for (const r of raw) {
+		const tokens = indexTokens(r.text);
+		if (tokens.length === 0) {
+			if (r.text) ignored.push(r.text);
+			continue;
+		}
+		const key = `${r.phrase}:${tokens.join(" ")}`;
+		if (seen.has(key)) continue;
+		seen.add(key);
+		if (terms.length >= MAX_TERMS) {
+			ignored.push(r.text);
+			continue;
+		}
+		terms.push({ text: r.text, phrase: r.phrase, tokens, alternatives: alternativesOf(r.text) });
+	}
+	if (terms.length === 0) {
+		throw new PiEventsError(
+			"E_BAD_QUERY",
+			input.trim() === "" ? "the query is empty" : "the query has no letters or digits to search for",
+		);
+	}
+	const match = terms
+		.map((t) => (t.alternatives.length === 1 ? t.alternatives[0]! : `(${t.alternatives.join(" OR ")})`))
+		.join(" AND ");
+	return { terms, match, ignored };
+}
+
+function quote(text: string): string {
+	return `"${text.replaceAll('"', '""')}"`;
+}
+
+function alternativesOf(text: string): string[] {
+	const alts = new Set<string>([quote(text)]);
+	const camel = splitCamel(text);
+	if (camel !== text) alts.add(quote(camel));
+	if (CJK_RUN.test(text)) {
+		CJK_RUN.lastIndex = 0;
+		alts.add(quote(text.replace(CJK_RUN, (run) => ` ${spaceChars(run)} `).trim()));
+	}
+	CJK_RUN.lastIndex = 0;
+	return [...alts];
+}
+
+/**
+ * Approximately how unicode61 (remove_diacritics 2) tokenizes: case-folded letters and digits,
+ * diacritics removed, everything else a separator.
+ */
+export function indexTokens(text: string): string[] {
+	return foldText(text)
+		.split(/[^\p{L}\p{N}\p{Mn}]+/u)
+		.filter((t) => t.length > 0);
+}
+
+/** Lowercase and strip diacritics, keeping one output character per input UTF-16 unit where possible. */
+export function foldText(text: string): string {
+	return text.normalize("NFKD").replace(/\p{M}+/gu, "").toLowerCase();
+}

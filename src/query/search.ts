@@ -1,0 +1,200 @@
+/**
+ * The search use case: parse the query, resolve the scope and the current session's cutoff,
+ * rank fragments (full BM25 when the terms are selective; newest-first windows under a time
+ * budget when they are very common), coalesce fragments of one event into one hit with the
+ * strongest fragment as evidence, and attach bounded snippets.
+ */
+import type { Database } from "bun:sqlite";
+import type { Scope } from "../auth/scope.ts";
+import { PiEventsError } from "../errors.ts";
+import type { BranchState, ContextRole, SelectionState, SemanticKind } from "../model.ts";
+import { makeSnippet } from "../present/snippet.ts";
+import {
+	type CandidateRow,
+	estimateMatches,
+	fragmentBodies,
+	invocationCutoff,
+	maxFragmentKey,
+	type SqlFilters,
+	searchCandidates,
+	sessionIdOfFile,
+} from "../store/search.ts";
+import { indexTokens, parseQuery } from "./fts.ts";
+
+export const DEFAULT_LIMIT = 10;
+export const MAX_LIMIT = 100;
+/** Above this many estimated matching fragments, rank newest-first windows instead of everything. */
+export const FULL_RANK_LIMIT = 20_000;
+/** Fragments ranked per window in the common-term path. */
+const WINDOW_TARGET_MATCHES = 8_000;
+/** Time budget for the common-term path, in ms. */
+const COMMON_BUDGET_MS = 30;
+
+export type SearchFilters = Omit<SqlFilters, "roots" | "excludeSessionIds" | "cutoff">;
+
+export interface SearchRequest {
+	query: string;
+	filters: SearchFilters;
+	limit?: number;
+	scope: Scope;
+}
+
+export interface Hit {
+	sessionId: string;
+	entryId: string;
+	fragmentId: string;
+	eventType: string;
+	semanticKind: SemanticKind;
+	role: string | null;
+	toolName: string | null;
+	timestamp: string | null;
+	cwd: string | null;
+	sessionFile: string;
+	sessionName: string | null;
+	line: number;
+	snippet: string;
+	score: number;
+	isError: boolean | null;
+	exitCode: number | null;
+	branchState: BranchState;
+	contextRole: ContextRole;
+	selectionState: SelectionState;
+	/** How many fragments of this event matched. */
+	matchedFragments: number;
+}
+
+export interface SearchCoverage {
+	/** "full": every match was ranked; "recent": very common terms, newest windows ranked under a budget. */
+	mode: "full" | "recent";
+	/** Upper bound on matching fragments (before filters). */
+	estimatedMatches: number;
+	/** For "recent": the share of the index (by fragment position, newest first) that was ranked. */
+	rankedShare: number;
+	ignoredTerms: string[];
+}
+
+export interface SearchResult {
+	hits: Hit[];
+	coverage: SearchCoverage;
+	elapsedMs: number;
+}
+
+export function search(db: Database, request: SearchRequest): SearchResult {
+	const started = performance.now();
+	const limit = request.limit ?? DEFAULT_LIMIT;
+	if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+		throw new PiEventsError("E_USAGE", `limit must be an integer from 1 to ${MAX_LIMIT}`);
+	}
+	const parsed = parseQuery(request.query);
+	const filters = resolveFilters(db, request);
+
+	const tokenSets = parsed.terms.map((t) => t.alternatives.map((alt) => indexTokens(alt.slice(1, -1))));
+	const estimated = estimateMatches(db, tokenSets);
+	// Several fragments of one event may match: fetch extra candidates to fill `limit` events.
+	const fetch = Math.min(limit * 5, 500);
+	let rows: CandidateRow[];
+	let mode: SearchCoverage["mode"] = "full";
+	let rankedShare = 1;
+	if (estimated <= FULL_RANK_LIMIT) {
+		rows = searchCandidates(db, parsed.match, filters, fetch, null);
+	} else {
+		mode = "recent";
+		const top = maxFragmentKey(db);
+		const width = Math.max(1000, Math.floor((top * WINDOW_TARGET_MATCHES) / estimated));
+		rows = [];
+		let hi = top;
+		while (hi > 0) {
+			const lo = Math.max(1, hi - width + 1);
+			rows.push(...searchCandidates(db, parsed.match, filters, fetch, { lo, hi }));
+			hi = lo - 1;
+			if (distinctEvents(rows) >= limit && performance.now() - started > COMMON_BUDGET_MS / 3) break;
+			if (performance.now() - started > COMMON_BUDGET_MS) break;
+		}
+		rankedShare = top > 0 ? (top - hi) / top : 1;
+		if (hi <= 0) mode = "full";
+		rows.sort(compareRows);
+	}
+
+	const hits = coalesce(rows, limit);
+	const bodies = fragmentBodies(
+		db,
+		hits.map((h) => h.fragKey),
+	);
+	const termTokens = parsed.terms.map((t) => t.tokens);
+	return {
+		hits: hits.map(({ row, matched }) => toHit(row, matched, bodies.get(row.frag_key)?.body ?? "", termTokens)),
+		coverage: { mode, estimatedMatches: estimated, rankedShare, ignoredTerms: parsed.ignored },
+		elapsedMs: performance.now() - started,
+	};
+}
+
+function resolveFilters(db: Database, request: SearchRequest): SqlFilters {
+	const { scope, filters } = request;
+	const current = scope.current;
+	let currentId = current?.sessionId ?? null;
+	if (!currentId && current?.sessionFile) currentId = sessionIdOfFile(db, current.sessionFile);
+	const excludeSessionIds: string[] = [];
+	let cutoff: SqlFilters["cutoff"] = null;
+	if (currentId) {
+		if (filters.sessionIds?.includes(currentId)) {
+			cutoff = { sessionId: currentId, seq: invocationCutoff(db, currentId, current?.toolCallId ?? null) };
+		} else {
+			excludeSessionIds.push(currentId);
+		}
+	}
+	return { ...filters, roots: scope.roots, excludeSessionIds, cutoff };
+}
+
+function compareRows(a: CandidateRow, b: CandidateRow): number {
+	return (
+		a.score - b.score ||
+		(b.ts_ms ?? 0) - (a.ts_ms ?? 0) ||
+		cmp(a.session_id, b.session_id) ||
+		cmp(a.entry_id, b.entry_id) ||
+		cmp(a.fragment_id, b.fragment_id)
+	);
+}
+
+function cmp(a: string, b: string): number {
+	return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function distinctEvents(rows: CandidateRow[]): number {
+	return new Set(rows.map((r) => r.event_key)).size;
+}
+
+/** One hit per event: its strongest (first, rows being ranked) fragment is the evidence. */
+function coalesce(rows: CandidateRow[], limit: number): { row: CandidateRow; matched: number; fragKey: number }[] {
+	const byEvent = new Map<number, { row: CandidateRow; matched: number; fragKey: number }>();
+	for (const row of rows) {
+		const seen = byEvent.get(row.event_key);
+		if (seen) seen.matched++;
+		else byEvent.set(row.event_key, { row, matched: 1, fragKey: row.frag_key });
+	}
+	return [...byEvent.values()].slice(0, limit);
+}
+
+function toHit(row: CandidateRow, matched: number, body: string, termTokens: string[][]): Hit {
+	return {
+		sessionId: row.session_id,
+		entryId: row.entry_id,
+		fragmentId: row.fragment_id,
+		eventType: row.event_type,
+		semanticKind: row.kind,
+		role: row.role,
+		toolName: row.tool_name,
+		timestamp: row.ts_ms === null ? null : new Date(row.ts_ms).toISOString(),
+		cwd: row.cwd,
+		sessionFile: row.session_file,
+		sessionName: row.session_name || null,
+		line: row.line,
+		snippet: makeSnippet(body, termTokens),
+		score: Math.round(-row.score * 1000) / 1000,
+		isError: row.is_error === null ? null : row.is_error === 1,
+		exitCode: row.exit_code,
+		branchState: row.branch_state,
+		contextRole: row.context_role as ContextRole,
+		selectionState: row.selection_state,
+		matchedFragments: matched,
+	};
+}

@@ -6,7 +6,9 @@
 import { type CommandDef, renderUsage, runCommand } from "citty";
 import pkg from "../package.json" with { type: "json" };
 import { indexCommand } from "./cli/index-cmd.ts";
+import { readCommand } from "./cli/read.ts";
 import { searchCommand } from "./cli/search.ts";
+import { traceCommand } from "./cli/trace.ts";
 import { statusCommand } from "./cli/status.ts";
 import { errorCode, isPiEventsError, publicMessage } from "./errors.ts";
 
@@ -15,6 +17,8 @@ export const VERSION: string = pkg.version;
 const subCommands: Record<string, CommandDef<any>> = {
 	index: indexCommand,
 	search: searchCommand,
+	read: readCommand,
+	trace: traceCommand,
 	status: statusCommand,
 };
 

@@ -35,7 +35,19 @@ export function v1EntryId(seq: number): string {
 	return `v1-${seq}`;
 }
 
-export function projectEntry(entry: Obj, ctx: ProjectContext): ProjectedEvent {
+/** Set only while projectEntry runs with `fullText`: exact reads need unbounded fragment text. */
+let fullTextMode = false;
+
+export function projectEntry(entry: Obj, ctx: ProjectContext, options: { fullText?: boolean } = {}): ProjectedEvent {
+	fullTextMode = options.fullText === true;
+	try {
+		return projectEntryInner(entry, ctx);
+	} finally {
+		fullTextMode = false;
+	}
+}
+
+function projectEntryInner(entry: Obj, ctx: ProjectContext): ProjectedEvent {
 	const legacy = ctx.version < 2 || typeof entry.id !== "string" || entry.id === "";
 	const entryId = legacy ? v1EntryId(ctx.seq) : (entry.id as string);
 	const parentId = legacy ? ctx.previousEntryId : str(entry.parentId);
@@ -228,7 +240,7 @@ function projectContent(event: ProjectedEvent, kind: SemanticKind, content: unkn
 
 function addFragment(event: ProjectedEvent, kind: SemanticKind, index: number | string, text: string | null): void {
 	if (!text || text.trim() === "") return;
-	const bounded = boundText(text);
+	const bounded = fullTextMode ? { text, fullLength: text.length, bounded: false, indexText: text } : boundText(text);
 	event.fragments.push({
 		fragmentId: `${kind}#${index}`,
 		kind,

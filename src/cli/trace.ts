@@ -1,0 +1,37 @@
+/** `pi-events trace SESSION ENTRY`: the event's place in its session tree and its relationships. */
+import { defineCommand } from "citty";
+import { refresh } from "../freshness.ts";
+import { renderTrace } from "../present/render-trace.ts";
+import { Access } from "../query/access.ts";
+import { traceEvent } from "../query/trace.ts";
+import { openIndex } from "../store/db.ts";
+import { callerArgs, scopeFrom } from "./caller.ts";
+import { checkFlags, commonArgs, settingsFrom } from "./shared.ts";
+
+const args = {
+	session: { type: "positional", description: "Session id", required: true },
+	entry: { type: "positional", description: "Entry id", required: true },
+	...commonArgs,
+	...callerArgs,
+	sync: { type: "boolean", description: "Sync the index first (--no-sync to skip)", default: true },
+} as const;
+
+export const traceCommand = defineCommand({
+	meta: { name: "trace", description: "Show an event's parent, children, siblings and relationships" },
+	args,
+	run({ args: a, rawArgs }) {
+		checkFlags(rawArgs, args);
+		const settings = settingsFrom(a, rawArgs);
+		const scope = scopeFrom(a, settings, process.env, process.cwd());
+		const db = openIndex(settings.indexPath);
+		try {
+			if (a.sync !== false) refresh(db, settings.sourceDirs, true);
+			const result = traceEvent(new Access(db, scope), a.session, a.entry);
+			const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
+			process.stdout.write(a.json ? `${JSON.stringify(result, null, 2)}\n` : renderTrace(result, { color }));
+			return 0;
+		} finally {
+			db.close();
+		}
+	},
+});

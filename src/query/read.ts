@@ -1,0 +1,202 @@
+/**
+ * Exact reads (`pi-events read`, `event_read`): identity and metadata from the index, content
+ * re-read from the source file at the stored locator and checked against its hash (a changed
+ * source is an error that asks for a re-index, never stale text served as exact), a bounded
+ * character window inside one fragment, and neighbours in append or branch order.
+ */
+import { PiEventsError } from "../errors.ts";
+import { projectEntry } from "../project/projector.ts";
+import { hashBytes } from "../source/hash.ts";
+import { decodeLine } from "../source/jsonl.ts";
+import { readLineAt } from "../source/read.ts";
+import type { EventRow, SessionRow } from "../store/events.ts";
+import type { Access } from "./access.ts";
+import { type EventView, eventView } from "./views.ts";
+
+/** Characters of each content part shown by a read without a fragment window. */
+export const PART_CHARS = 2000;
+export const DEFAULT_WINDOW = 4000;
+export const MAX_WINDOW = 20_000;
+export const MAX_NEIGHBOURS = 20;
+
+export interface ReadRequest {
+	sessionId: string;
+	entryId: string;
+	fragmentId?: string;
+	offset?: number;
+	length?: number;
+	order?: "append" | "branch";
+	before?: number;
+	after?: number;
+}
+
+export interface ContentPart {
+	fragmentId: string;
+	kind: string;
+	/** Total characters of this part in the source. */
+	chars: number;
+	text: string;
+	truncated: boolean;
+}
+
+export interface ReadResult {
+	event: EventView & {
+		locator: { file: string; line: number; byteOffset: number; byteLength: number };
+		meta: Record<string, unknown>;
+		files: { path: string; op: string }[];
+	};
+	session: { sessionId: string; cwd: string | null; name: string | null; file: string };
+	content: ContentPart[];
+	window: { fragmentId: string; offset: number; length: number; totalChars: number; text: string; hasMore: boolean } | null;
+	/** Fields that exist in the source but are never returned (thinking, images, signatures...). */
+	omitted: string[];
+	neighbours: {
+		order: "append" | "branch";
+		before: EventView[];
+		after: EventView[];
+		/** Branch order: other children passed on the way (alternatives), or the candidates where an unresolved fork stopped the walk. */
+		alternatives: EventView[];
+		stoppedAt: "end" | "fork" | null;
+	};
+}
+
+export function readEvent(access: Access, req: ReadRequest): ReadResult {
+	const { session, event } = access.event(req.sessionId, req.entryId);
+	const entry = readSource(session, event);
+	const projected = projectEntry(entry, {
+		seq: event.seq,
+		version: session.version,
+		previousEntryId: event.parent_id,
+		locator: { file: session.path, offset: event.byte_offset, length: event.byte_length, line: event.line, hash: event.content_hash },
+	}, { fullText: true });
+
+	let window: ReadResult["window"] = null;
+	if (req.fragmentId !== undefined) {
+		const fragment = projected.fragments.find((f) => f.fragmentId === req.fragmentId);
+		if (!fragment) {
+			const ids = projected.fragments.map((f) => f.fragmentId);
+			throw new PiEventsError(
+				"E_USAGE",
+				`event ${event.entry_id} has no fragment ${JSON.stringify(req.fragmentId)}${ids.length ? ` (it has: ${ids.join(", ")})` : " (it has no text fragments)"}`,
+			);
+		}
+		const offset = req.offset ?? 0;
+		const length = req.length ?? DEFAULT_WINDOW;
+		if (!Number.isInteger(offset) || offset < 0) throw new PiEventsError("E_USAGE", "offset must be a non-negative integer");
+		if (!Number.isInteger(length) || length < 1 || length > MAX_WINDOW) throw new PiEventsError("E_USAGE", `length must be an integer from 1 to ${MAX_WINDOW}`);
+		const text = fragment.text.slice(offset, offset + length);
+		window = { fragmentId: fragment.fragmentId, offset, length: text.length, totalChars: fragment.text.length, text, hasMore: offset + length < fragment.text.length };
+	}
+	const content: ContentPart[] = projected.fragments.map((f) => ({
+		fragmentId: f.fragmentId,
+		kind: f.kind,
+		chars: f.text.length,
+		text: window ? "" : f.text.slice(0, PART_CHARS),
+		truncated: window ? true : f.text.length > PART_CHARS,
+	}));
+
+	const before = clampCount(req.before, "before");
+	const after = clampCount(req.after, "after");
+	const order = req.order ?? "append";
+	const neighbours = order === "branch" ? branchNeighbours(access, session, event, before, after) : appendNeighbours(access, session, event, before, after);
+
+	const meta = event.meta ? (JSON.parse(event.meta) as Record<string, unknown>) : {};
+	const omitted = Array.isArray(meta.omitted) ? (meta.omitted as string[]) : [];
+	delete meta.omitted;
+	return {
+		event: {
+			...eventView(event, session, access.store),
+			locator: { file: session.path, line: event.line, byteOffset: event.byte_offset, byteLength: event.byte_length },
+			meta,
+			files: access.store.files(event.event_key),
+		},
+		session: { sessionId: session.session_id, cwd: session.cwd, name: session.name || null, file: session.path },
+		content,
+		window,
+		omitted: [...omitted, ...signaturesIn(entry)],
+		neighbours: { order, ...neighbours },
+	};
+}
+
+function clampCount(value: number | undefined, name: string): number {
+	const n = value ?? 0;
+	if (!Number.isInteger(n) || n < 0 || n > MAX_NEIGHBOURS) throw new PiEventsError("E_USAGE", `${name} must be an integer from 0 to ${MAX_NEIGHBOURS}`);
+	return n;
+}
+
+/** Re-read and verify the source line; a mismatch means the file changed since indexing. */
+export function readSource(session: SessionRow, event: EventRow): Record<string, unknown> {
+	let bytes: Uint8Array;
+	try {
+		bytes = readLineAt(session.path, event.byte_offset, event.byte_length);
+	} catch {
+		throw new PiEventsError("E_STALE", `the source of this event (${session.path}) cannot be read any more; run \`pi-events index\` to refresh the index`);
+	}
+	if (bytes.length !== event.byte_length || hashBytes(bytes) !== event.content_hash) {
+		throw new PiEventsError("E_STALE", `the source file ${session.path} changed since it was indexed; run \`pi-events index\` and search again`);
+	}
+	return JSON.parse(decodeLine(bytes)) as Record<string, unknown>;
+}
+
+function signaturesIn(entry: Record<string, unknown>): string[] {
+	const message = entry.message as { content?: unknown } | undefined;
+	const content = Array.isArray(message?.content) ? (message.content as Record<string, unknown>[]) : [];
+	return content.some((b) => b && (typeof b.thinkingSignature === "string" || typeof b.textSignature === "string" || typeof b.thoughtSignature === "string"))
+		? ["signatures"]
+		: [];
+}
+
+function appendNeighbours(access: Access, session: SessionRow, event: EventRow, before: number, after: number) {
+	const visible = (rows: EventRow[]) => rows.filter((r) => access.eventVisible(session, r)).map((r) => eventView(r, session, access.store));
+	return {
+		before: before > 0 ? visible(access.store.eventsBySeq(session.session_key, event.seq - before, event.seq - 1)) : [],
+		after: after > 0 ? visible(access.store.eventsBySeq(session.session_key, event.seq + 1, event.seq + after)) : [],
+		alternatives: [],
+		stoppedAt: null,
+	};
+}
+
+/**
+ * Branch order: predecessors follow parentId; successors follow the selected child on the
+ * root-to-leaf path, else the only child, and stop at an unresolved fork listing every candidate.
+ */
+function branchNeighbours(access: Access, session: SessionRow, event: EventRow, before: number, after: number) {
+	const store = access.store;
+	const view = (r: EventRow) => eventView(r, session, store);
+	const predecessors: EventRow[] = [];
+	const seen = new Set<string>([event.entry_id]);
+	let cursor: EventRow | null = event;
+	while (predecessors.length < before && cursor?.parent_id) {
+		const parent = store.event(session.session_key, cursor.parent_id);
+		if (!parent || seen.has(parent.entry_id) || !access.eventVisible(session, parent)) break;
+		seen.add(parent.entry_id);
+		predecessors.unshift(parent);
+		cursor = parent;
+	}
+	const successors: EventRow[] = [];
+	const alternatives: EventRow[] = [];
+	let stoppedAt: "end" | "fork" | null = null;
+	cursor = event;
+	while (successors.length < after) {
+		const children: EventRow[] = store.children(session.session_key, cursor.entry_id).filter((c) => access.eventVisible(session, c) && !seen.has(c.entry_id));
+		let next: EventRow | undefined;
+		if (cursor.branch_state === "selected") {
+			next = children.find((c) => c.branch_state === "selected");
+			alternatives.push(...children.filter((c) => c !== next));
+		} else if (children.length === 1) {
+			next = children[0];
+		} else if (children.length > 1) {
+			alternatives.push(...children);
+			stoppedAt = "fork";
+			break;
+		}
+		if (!next) {
+			stoppedAt = "end";
+			break;
+		}
+		seen.add(next.entry_id);
+		successors.push(next);
+		cursor = next;
+	}
+	return { before: predecessors.map(view), after: successors.map(view), alternatives: alternatives.map(view), stoppedAt };
+}

@@ -1,0 +1,49 @@
+/** Bounded event metadata with a short preview: what reads, traces and neighbours return per node. */
+import type { EventRow, EventStore, SessionRow } from "../store/events.ts";
+
+export const PREVIEW_CHARS = 160;
+
+export interface EventView {
+	sessionId: string;
+	entryId: string;
+	idDerived: boolean;
+	parentId: string | null;
+	seq: number;
+	eventType: string;
+	role: string | null;
+	toolName: string | null;
+	toolCallId: string | null;
+	customType: string | null;
+	timestamp: string | null;
+	isError: boolean | null;
+	exitCode: number | null;
+	branchState: string;
+	contextRole: string;
+	selectionState: string;
+	/** The first characters of the event's first fragment (whitespace normalised), or null. */
+	preview: string | null;
+}
+
+export function eventView(e: EventRow, session: SessionRow, store: EventStore): EventView {
+	const first = store.fragments(e.event_key)[0];
+	const flat = first ? first.body.replace(/\s+/g, " ").trim() : null;
+	return {
+		sessionId: session.session_id,
+		entryId: e.entry_id,
+		idDerived: e.id_derived === 1,
+		parentId: e.parent_id,
+		seq: e.seq,
+		eventType: e.event_type,
+		role: e.role,
+		toolName: e.tool_name,
+		toolCallId: e.tool_call_id,
+		customType: e.custom_type,
+		timestamp: e.ts_ms === null ? null : new Date(e.ts_ms).toISOString(),
+		isError: e.is_error === null ? null : e.is_error === 1,
+		exitCode: e.exit_code,
+		branchState: e.branch_state,
+		contextRole: e.context_role,
+		selectionState: e.selection_state,
+		preview: flat === null ? null : flat.length > PREVIEW_CHARS ? `${flat.slice(0, PREVIEW_CHARS - 1)}…` : flat,
+	};
+}

@@ -1,0 +1,145 @@
+/**
+ * Read-side queries for exact reads and traces: sessions by id, events by identity, append and
+ * tree neighbours, fragments, file evidence. Plain data out; authorization is the caller's
+ * (query/access.ts) and is applied before anything leaves the process.
+ */
+import type { Database } from "bun:sqlite";
+
+export interface SessionRow {
+	session_key: number;
+	session_id: string;
+	version: number;
+	cwd: string | null;
+	cwd_real: string | null;
+	created: string | null;
+	parent_session: string | null;
+	name: string | null;
+	entry_count: number;
+	leaf_entry: string | null;
+	path: string;
+}
+
+export interface EventRow {
+	event_key: number;
+	session_key: number;
+	seq: number;
+	entry_id: string;
+	id_derived: number;
+	parent_id: string | null;
+	event_type: string;
+	role: string | null;
+	tool_name: string | null;
+	tool_call_id: string | null;
+	custom_type: string | null;
+	ts_ms: number | null;
+	is_error: number | null;
+	exit_code: number | null;
+	target_id: string | null;
+	call_ids: string | null;
+	line: number;
+	byte_offset: number;
+	byte_length: number;
+	content_hash: string;
+	meta: string | null;
+	branch_state: string;
+	context_role: string;
+	selection_state: string;
+}
+
+export interface FragmentRow {
+	frag_key: number;
+	fragment_id: string;
+	kind: string;
+	body: string;
+	full_length: number;
+	bounded: number;
+}
+
+const SESSION_COLUMNS =
+	"s.session_key, s.session_id, s.version, s.cwd, s.cwd_real, s.created, s.parent_session, s.name, s.entry_count, s.leaf_entry, f.path";
+
+export class EventStore {
+	constructor(private readonly db: Database) {}
+
+	/** All indexed files holding this session id (an /export + /import pair shares one). */
+	sessionsById(sessionId: string): SessionRow[] {
+		return this.db
+			.query(`SELECT ${SESSION_COLUMNS} FROM sessions s JOIN files f ON f.file_key = s.file_key WHERE s.session_id = ?1 ORDER BY s.entry_count DESC, f.path`)
+			.all(sessionId) as SessionRow[];
+	}
+
+	sessionByPath(path: string): SessionRow | null {
+		return (
+			(this.db.query(`SELECT ${SESSION_COLUMNS} FROM sessions s JOIN files f ON f.file_key = s.file_key WHERE f.path = ?1`).get(path) as SessionRow | null) ??
+			null
+		);
+	}
+
+	/** Sessions whose recorded parentSession ends with this file name (candidates for fork children). */
+	sessionsNamingParent(fileName: string): SessionRow[] {
+		return this.db
+			.query(`SELECT ${SESSION_COLUMNS} FROM sessions s JOIN files f ON f.file_key = s.file_key WHERE s.parent_session LIKE ?1 ESCAPE '\\'`)
+			.all(`%${fileName.replace(/[\\%_]/g, (c) => `\\${c}`)}`) as SessionRow[];
+	}
+
+	event(sessionKey: number, entryId: string): EventRow | null {
+		return (this.db.query("SELECT * FROM events WHERE session_key = ?1 AND entry_id = ?2").get(sessionKey, entryId) as EventRow | null) ?? null;
+	}
+
+	eventsBySeq(sessionKey: number, fromSeq: number, toSeq: number): EventRow[] {
+		return this.db
+			.query("SELECT * FROM events WHERE session_key = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq")
+			.all(sessionKey, fromSeq, toSeq) as EventRow[];
+	}
+
+	children(sessionKey: number, entryId: string): EventRow[] {
+		return this.db
+			.query("SELECT * FROM events WHERE session_key = ?1 AND parent_id = ?2 ORDER BY seq")
+			.all(sessionKey, entryId) as EventRow[];
+	}
+
+	/** Entries with no resolvable parent (several roots and orphans are possible). */
+	roots(sessionKey: number): EventRow[] {
+		return this.db
+			.query(
+				`SELECT * FROM events e WHERE e.session_key = ?1 AND (e.parent_id IS NULL OR NOT EXISTS
+				   (SELECT 1 FROM events p WHERE p.session_key = e.session_key AND p.entry_id = e.parent_id)) ORDER BY seq`,
+			)
+			.all(sessionKey) as EventRow[];
+	}
+
+	/** Events that point at this entry (labels, context edits, compaction boundaries, branch summaries). */
+	pointingAt(sessionKey: number, entryId: string): EventRow[] {
+		return this.db
+			.query("SELECT * FROM events WHERE session_key = ?1 AND target_id = ?2 ORDER BY seq")
+			.all(sessionKey, entryId) as EventRow[];
+	}
+
+	/** The assistant event that made a tool call with this id. */
+	callerOf(sessionKey: number, toolCallId: string): EventRow | null {
+		return (
+			(this.db
+				.query(
+					`SELECT * FROM events WHERE session_key = ?1 AND call_ids IS NOT NULL
+					 AND EXISTS (SELECT 1 FROM json_each(call_ids) WHERE value = ?2) ORDER BY seq LIMIT 1`,
+				)
+				.get(sessionKey, toolCallId) as EventRow | null) ?? null
+		);
+	}
+
+	resultsFor(sessionKey: number, toolCallId: string): EventRow[] {
+		return this.db
+			.query("SELECT * FROM events WHERE session_key = ?1 AND tool_call_id = ?2 ORDER BY seq")
+			.all(sessionKey, toolCallId) as EventRow[];
+	}
+
+	fragments(eventKey: number): FragmentRow[] {
+		return this.db
+			.query("SELECT frag_key, fragment_id, kind, body, full_length, bounded FROM fragments WHERE event_key = ?1 ORDER BY frag_key")
+			.all(eventKey) as FragmentRow[];
+	}
+
+	files(eventKey: number): { path: string; op: string }[] {
+		return this.db.query("SELECT path, op FROM event_files WHERE event_key = ?1 ORDER BY op, path").all(eventKey) as { path: string; op: string }[];
+	}
+}

@@ -4,21 +4,22 @@
  * (0 results, 1 no results, 2 error). The only module that sets the process exit status.
  */
 import { type CommandDef, renderUsage, runCommand } from "citty";
-import pkg from "../package.json" with { type: "json" };
 import { indexCommand } from "./cli/index-cmd.ts";
 import { readCommand } from "./cli/read.ts";
 import { searchCommand } from "./cli/search.ts";
+import { serveCommand } from "./cli/serve.ts";
 import { traceCommand } from "./cli/trace.ts";
 import { statusCommand } from "./cli/status.ts";
 import { errorCode, isPiEventsError, publicMessage } from "./errors.ts";
+import { VERSION } from "./version.ts";
 
-export const VERSION: string = pkg.version;
 
 const subCommands: Record<string, CommandDef<any>> = {
 	index: indexCommand,
 	search: searchCommand,
 	read: readCommand,
 	trace: traceCommand,
+	serve: serveCommand,
 	status: statusCommand,
 };
 

@@ -1,0 +1,248 @@
+/**
+ * The tool table: names, descriptions for a model deciding when to search its history, valibot
+ * input and output schemas (the JSON Schemas are generated from these), and handlers. The only
+ * home of tool names. Every handler gets the caller's scope from the trusted side (request
+ * `_meta` or launch options), never from tool arguments.
+ */
+import type { Database } from "bun:sqlite";
+import * as v from "valibot";
+import type { Scope } from "../auth/scope.ts";
+import { toSearchFilters } from "../cli/filters.ts";
+import { PiEventsError } from "../errors.ts";
+import type { Freshness } from "../freshness.ts";
+import { BRANCH_STATES, SELECTION_STATES, SEMANTIC_KINDS } from "../model.ts";
+import { renderRead } from "../present/render-read.ts";
+import { freshnessLine, renderHits } from "../present/render.ts";
+import { renderTrace } from "../present/render-trace.ts";
+import { Access } from "../query/access.ts";
+import { MAX_NEIGHBOURS, MAX_WINDOW, readEvent } from "../query/read.ts";
+import { search } from "../query/search.ts";
+import { traceEvent } from "../query/trace.ts";
+
+/** pi's own limit for tool output. */
+export const TEXT_MAX_BYTES = 50 * 1024;
+export const TEXT_MAX_LINES = 2000;
+export const TOOL_MAX_LIMIT = 50;
+
+const id = (what: string) => v.pipe(v.string(), v.minLength(1), v.maxLength(200), v.description(what));
+const stringList = (what: string) => v.optional(v.pipe(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(500))), v.maxLength(20), v.description(what)));
+
+export const SearchInput = v.strictObject({
+	query: v.pipe(
+		v.string(),
+		v.minLength(1),
+		v.maxLength(2000),
+		v.description('Words and "quoted phrases" that must all appear. Code-shaped text works as typed: file paths, error codes, identifiers, commands with flags. No operators: AND/OR/NOT/*/: are plain text.'),
+	),
+	limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(TOOL_MAX_LIMIT), v.description("Maximum hits (default 10)"))),
+	sessionId: v.optional(id("Only this session. May be the current session: then only events before this tool call.")),
+	cwd: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(4096), v.description("Only sessions started in this directory or below (within your workspace)"))),
+	eventTypes: stringList("Entry types: message, compaction, branch_summary, custom_message, session_info, label, model_change, ..."),
+	kinds: v.optional(v.pipe(v.array(v.picklist(SEMANTIC_KINDS)), v.description("Semantic kinds of the matching text"))),
+	roles: stringList("Message roles: user, assistant, toolResult, bashExecution, custom"),
+	tools: stringList("Tool names: bash, read, edit, write, grep, ..."),
+	since: v.optional(v.pipe(v.string(), v.maxLength(40), v.description("Events at or after: ISO date/time, or relative like 30m, 12h, 7d, 2w"))),
+	until: v.optional(v.pipe(v.string(), v.maxLength(40), v.description("Events before: same forms as since"))),
+	isError: v.optional(v.pipe(v.boolean(), v.description("true: only failures (tool errors, non-zero exits, errored replies); false: only the rest"))),
+	branchStates: v.optional(v.pipe(v.array(v.picklist(BRANCH_STATES)), v.description("selected: on the conversation path that led to the latest entry; alternate: abandoned branches"))),
+	selectionStates: v.optional(v.pipe(v.array(v.picklist(SELECTION_STATES)), v.description("direct: in the model context; summarized: replaced by a compaction summary; not-selected: off-path or removed"))),
+	files: stringList("Only events that touched one of these paths or a path under them (read/edit/write calls, summary details)"),
+});
+
+export const ReadInput = v.strictObject({
+	sessionId: id("Session id from a search hit"),
+	entryId: id("Entry id from a search hit"),
+	fragmentId: v.optional(id("Fragment to read a window of, e.g. the hit's fragmentId (tool.result#0)")),
+	offset: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.description("Window start in characters (default 0)"))),
+	length: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_WINDOW), v.description("Window length in characters (default 4000)"))),
+	order: v.optional(v.pipe(v.picklist(["append", "branch"]), v.description("Neighbour order: append = file order; branch = the conversation path (parents before, selected children after)"))),
+	before: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(MAX_NEIGHBOURS), v.description("Neighbours before (default 0)"))),
+	after: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(MAX_NEIGHBOURS), v.description("Neighbours after (default 0)"))),
+});
+
+export const TraceInput = v.strictObject({
+	sessionId: id("Session id from a search hit"),
+	entryId: id("Entry id from a search hit"),
+});
+
+const nullableString = v.nullable(v.string());
+const EventViewSchema = v.looseObject({
+	sessionId: v.string(),
+	entryId: v.string(),
+	parentId: nullableString,
+	eventType: v.string(),
+	role: nullableString,
+	toolName: nullableString,
+	timestamp: nullableString,
+	branchState: v.string(),
+	contextRole: v.string(),
+	selectionState: v.string(),
+	preview: nullableString,
+});
+const FreshnessSchema = v.looseObject({ synced: v.boolean(), pendingFiles: v.number(), problems: v.array(v.string()) });
+
+export const SearchOutput = v.looseObject({
+	hits: v.array(
+		v.looseObject({
+			sessionId: v.string(),
+			entryId: v.string(),
+			fragmentId: v.string(),
+			eventType: v.string(),
+			semanticKind: v.string(),
+			role: nullableString,
+			toolName: nullableString,
+			timestamp: nullableString,
+			cwd: nullableString,
+			sessionFile: v.string(),
+			snippet: v.string(),
+			score: v.number(),
+			isError: v.nullable(v.boolean()),
+			branchState: v.string(),
+			contextRole: v.string(),
+			selectionState: v.string(),
+		}),
+	),
+	freshness: FreshnessSchema,
+	coverage: v.looseObject({ mode: v.string(), estimatedMatches: v.number() }),
+});
+
+export const ReadOutput = v.looseObject({
+	event: EventViewSchema,
+	session: v.looseObject({ sessionId: v.string(), cwd: nullableString, file: v.string() }),
+	content: v.array(v.looseObject({ fragmentId: v.string(), kind: v.string(), chars: v.number(), text: v.string(), truncated: v.boolean() })),
+	window: v.nullable(v.looseObject({ fragmentId: v.string(), offset: v.number(), length: v.number(), totalChars: v.number(), text: v.string(), hasMore: v.boolean() })),
+	omitted: v.array(v.string()),
+	neighbours: v.looseObject({ order: v.string(), before: v.array(EventViewSchema), after: v.array(EventViewSchema), alternatives: v.array(EventViewSchema) }),
+});
+
+export const TraceOutput = v.looseObject({
+	target: EventViewSchema,
+	parent: v.nullable(EventViewSchema),
+	children: v.array(EventViewSchema),
+	siblings: v.array(EventViewSchema),
+	towardLeaf: v.nullable(EventViewSchema),
+	relations: v.array(v.looseObject({ relation: v.string(), direction: v.string(), label: v.string(), node: v.nullable(EventViewSchema) })),
+});
+
+export interface ToolContext {
+	db: Database;
+	scope: Scope;
+	/** The caller's cwd, for relative paths in filters. */
+	cwd: string;
+	/** Sync (bounded) and report freshness. */
+	refresh: () => Freshness;
+	now: number;
+}
+
+export interface ToolResult {
+	structured: Record<string, unknown>;
+	text: string;
+}
+
+interface ToolDef {
+	name: string;
+	title: string;
+	description: string;
+	input: v.GenericSchema;
+	output: v.GenericSchema;
+	run: (args: never, ctx: ToolContext) => ToolResult;
+}
+
+export const TOOLS: ToolDef[] = [
+	{
+		name: "event_search",
+		title: "Search pi session history",
+		description:
+			"Search what happened in earlier pi sessions of this workspace: past requests, answers, tool calls and their output, shell commands, errors, compaction and branch summaries. Use it before redoing work or when the user refers to something done before (\"the migration we wrote last week\", \"that ECONNREFUSED error\"). Returns ranked event hits with a short snippet and ids; follow up with event_read for the exact content or event_trace for the conversation around it. The current session is excluded unless you pass its sessionId (then only events before this call).",
+		input: SearchInput,
+		output: SearchOutput,
+		run: (args: v.InferOutput<typeof SearchInput>, ctx) => {
+			const filters = toSearchFilters(
+				{
+					sessionIds: args.sessionId ? [args.sessionId] : undefined,
+					cwd: args.cwd,
+					eventTypes: args.eventTypes,
+					kinds: args.kinds,
+					roles: args.roles,
+					tools: args.tools,
+					since: args.since,
+					until: args.until,
+					isError: args.isError,
+					branchStates: args.branchStates,
+					selectionStates: args.selectionStates,
+					files: args.files,
+				},
+				ctx.cwd,
+				ctx.now,
+			);
+			const freshness = ctx.refresh();
+			const result = search(ctx.db, { query: args.query, filters, limit: args.limit ?? 10, scope: ctx.scope });
+			const head = result.hits.length === 0 ? "No hits." : `${result.hits.length} hit${result.hits.length === 1 ? "" : "s"} (use event_read with sessionId, entryId and fragmentId for exact content):`;
+			return {
+				structured: { hits: result.hits, freshness, coverage: result.coverage },
+				text: `${head}\n${renderHits(result.hits, { color: false })}${freshnessLine(freshness, result.coverage)}`,
+			};
+		},
+	},
+	{
+		name: "event_read",
+		title: "Read one event exactly",
+		description:
+			"Read one event from pi session history exactly as recorded, re-read from its session file: metadata, text of each part (first 2,000 characters; pass fragmentId with offset/length for a window into long output), what was omitted (thinking, images), and optionally neighbours in append order (file order) or branch order (the conversation path). Use the ids from an event_search hit.",
+		input: ReadInput,
+		output: ReadOutput,
+		run: (args: v.InferOutput<typeof ReadInput>, ctx) => {
+			ctx.refresh();
+			const result = readEvent(new Access(ctx.db, ctx.scope), args);
+			return { structured: result as unknown as Record<string, unknown>, text: renderRead(result) };
+		},
+	},
+	{
+		name: "event_trace",
+		title: "Trace an event's place in its session",
+		description:
+			"Show where an event sits in its session tree: parent, children, siblings (other branches from the same point), the next node toward the latest entry, and typed relationships (tool call ↔ result, compaction boundary, branch summary source, labels, files read or changed, fork copies in related sessions), each labelled recorded or derived. Nodes carry short previews only; use event_read on an id to see content.",
+		input: TraceInput,
+		output: TraceOutput,
+		run: (args: v.InferOutput<typeof TraceInput>, ctx) => {
+			ctx.refresh();
+			const result = traceEvent(new Access(ctx.db, ctx.scope), args.sessionId, args.entryId);
+			return { structured: result as unknown as Record<string, unknown>, text: renderTrace(result, { color: false }) };
+		},
+	},
+];
+
+export function findTool(name: string): ToolDef | undefined {
+	return TOOLS.find((t) => t.name === name);
+}
+
+/** Validate arguments; a failure is a message the model can act on. */
+export function parseArgs(tool: ToolDef, args: unknown): unknown {
+	const parsed = v.safeParse(tool.input, args ?? {});
+	if (parsed.success) return parsed.output;
+	const issues = parsed.issues.slice(0, 5).map((issue) => {
+		const path = issue.path?.map((p) => String(p.key)).join(".") || "arguments";
+		return `${path}: ${issue.message}`;
+	});
+	throw new PiEventsError("E_USAGE", `invalid arguments for ${tool.name}: ${issues.join("; ")}`);
+}
+
+/** Keep text within pi's tool-output limits (50 KB, 2,000 lines), saying what was cut. */
+export function boundText(text: string): string {
+	const lines = text.split("\n");
+	let out = lines.length > TEXT_MAX_LINES ? lines.slice(0, TEXT_MAX_LINES).join("\n") : text;
+	let cut = lines.length > TEXT_MAX_LINES;
+	const encoder = new TextEncoder();
+	if (encoder.encode(out).length > TEXT_MAX_BYTES) {
+		let lo = 0;
+		let hi = out.length;
+		while (lo < hi) {
+			const mid = Math.ceil((lo + hi) / 2);
+			if (encoder.encode(out.slice(0, mid)).length <= TEXT_MAX_BYTES - 200) lo = mid;
+			else hi = mid - 1;
+		}
+		out = out.slice(0, lo);
+		cut = true;
+	}
+	return cut ? `${out}\n[output truncated to pi's limit of 50 KB / 2,000 lines; narrow the request]` : out;
+}

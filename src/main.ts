@@ -66,4 +66,7 @@ async function run(argv: string[]): Promise<number> {
 	}
 }
 
-process.exitCode = await run(process.argv.slice(2));
+// No top-level await: bytecode compilation (bun build --bytecode) does not support it.
+void run(process.argv.slice(2)).then((code) => {
+	process.exitCode = code;
+});

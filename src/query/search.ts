@@ -11,22 +11,26 @@ import type { BranchState, ContextRole, SelectionState, SemanticKind } from "../
 import { makeSnippet } from "../present/snippet.ts";
 import {
 	type CandidateRow,
-	estimateMatches,
-	fragmentBodies,
+	countMatches,
 	invocationCutoff,
 	maxFragmentKey,
 	type SqlFilters,
 	searchCandidates,
 	sessionIdOfFile,
 } from "../store/search.ts";
-import { indexTokens, parseQuery } from "./fts.ts";
+import { parseQuery } from "./fts.ts";
+import { fragmentTexts } from "./source-text.ts";
 
 export const DEFAULT_LIMIT = 10;
 export const MAX_LIMIT = 100;
-/** Above this many estimated matching fragments, rank newest-first windows instead of everything. */
-export const FULL_RANK_LIMIT = 20_000;
-/** Fragments ranked per window in the common-term path. */
-const WINDOW_TARGET_MATCHES = 8_000;
+/**
+ * Above this many matching fragments, rank newest-first windows instead of everything: BM25
+ * costs about 1-2 µs per matching fragment (measured), so ranking everything for a very common
+ * term would cost tens of milliseconds per call.
+ */
+export const FULL_RANK_LIMIT = 4_000;
+/** Matching fragments ranked per window in the common-term path. */
+const WINDOW_TARGET_MATCHES = 2_000;
 /** Time budget for the common-term path, in ms. */
 const COMMON_BUDGET_MS = 30;
 
@@ -59,6 +63,8 @@ export interface Hit {
 	branchState: BranchState;
 	contextRole: ContextRole;
 	selectionState: SelectionState;
+	/** True when the source file changed since indexing: the snippet is a notice, not text. */
+	stale: boolean;
 	/** How many fragments of this event matched. */
 	matchedFragments: number;
 }
@@ -66,7 +72,7 @@ export interface Hit {
 export interface SearchCoverage {
 	/** "full": every match was ranked; "recent": very common terms, newest windows ranked under a budget. */
 	mode: "full" | "recent";
-	/** Upper bound on matching fragments (before filters). */
+	/** Matching fragments before filters. */
 	estimatedMatches: number;
 	/** For "recent": the share of the index (by fragment position, newest first) that was ranked. */
 	rankedShare: number;
@@ -88,8 +94,8 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 	const parsed = parseQuery(request.query);
 	const filters = resolveFilters(db, request);
 
-	const tokenSets = parsed.terms.map((t) => t.alternatives.map((alt) => indexTokens(alt.slice(1, -1))));
-	const estimated = estimateMatches(db, tokenSets);
+	// Counting matches is cheap (no ranking, no joins): it decides how to rank.
+	const estimated = countMatches(db, parsed.match);
 	// Several fragments of one event may match: fetch extra candidates to fill `limit` events.
 	const fetch = Math.min(limit * 5, 500);
 	let rows: CandidateRow[];
@@ -107,8 +113,7 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 			const lo = Math.max(1, hi - width + 1);
 			rows.push(...searchCandidates(db, parsed.match, filters, fetch, { lo, hi }));
 			hi = lo - 1;
-			if (distinctEvents(rows) >= limit && performance.now() - started > COMMON_BUDGET_MS / 3) break;
-			if (performance.now() - started > COMMON_BUDGET_MS) break;
+			if (distinctEvents(rows) >= limit || performance.now() - started > COMMON_BUDGET_MS) break;
 		}
 		rankedShare = top > 0 ? (top - hi) / top : 1;
 		if (hi <= 0) mode = "full";
@@ -116,13 +121,9 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 	}
 
 	const hits = coalesce(rows, limit);
-	const bodies = fragmentBodies(
-		db,
-		hits.map((h) => h.fragKey),
-	);
 	const termTokens = parsed.terms.map((t) => t.tokens);
 	return {
-		hits: hits.map(({ row, matched }) => toHit(row, matched, bodies.get(row.frag_key)?.body ?? "", termTokens)),
+		hits: hits.map(({ row, matched }) => toHit(row, matched, fragmentText(row), termTokens)),
 		coverage: { mode, estimatedMatches: estimated, rankedShare, ignoredTerms: parsed.ignored },
 		elapsedMs: performance.now() - started,
 	};
@@ -174,7 +175,21 @@ function coalesce(rows: CandidateRow[], limit: number): { row: CandidateRow; mat
 	return [...byEvent.values()].slice(0, limit);
 }
 
-function toHit(row: CandidateRow, matched: number, body: string, termTokens: string[][]): Hit {
+/** The hit's evidence text, re-derived from the source; null when the source changed since indexing. */
+function fragmentText(row: CandidateRow): string | null {
+	const texts = fragmentTexts({
+		path: row.session_file,
+		byteOffset: row.byte_offset,
+		byteLength: row.byte_length,
+		contentHash: row.content_hash,
+		seq: row.seq,
+		version: row.version,
+		parentId: row.parent_id,
+	});
+	return texts?.get(row.fragment_id) ?? null;
+}
+
+function toHit(row: CandidateRow, matched: number, body: string | null, termTokens: string[][]): Hit {
 	return {
 		sessionId: row.session_id,
 		entryId: row.entry_id,
@@ -188,7 +203,8 @@ function toHit(row: CandidateRow, matched: number, body: string, termTokens: str
 		sessionFile: row.session_file,
 		sessionName: row.session_name || null,
 		line: row.line,
-		snippet: makeSnippet(body, termTokens),
+		snippet: body === null ? "[the source changed since it was indexed: run pi-events index]" : makeSnippet(body, termTokens),
+		stale: body === null,
 		score: Math.round(-row.score * 1000) / 1000,
 		isError: row.is_error === null ? null : row.is_error === 1,
 		exitCode: row.exit_code,

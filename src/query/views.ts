@@ -1,5 +1,6 @@
 /** Bounded event metadata with a short preview: what reads, traces and neighbours return per node. */
 import type { EventRow, EventStore, SessionRow } from "../store/events.ts";
+import { fragmentTexts } from "./source-text.ts";
 
 export const PREVIEW_CHARS = 160;
 
@@ -20,13 +21,24 @@ export interface EventView {
 	branchState: string;
 	contextRole: string;
 	selectionState: string;
-	/** The first characters of the event's first fragment (whitespace normalised), or null. */
+	/** The first characters of the event's first fragment (whitespace normalised, from the source), or null. */
 	preview: string | null;
 }
 
 export function eventView(e: EventRow, session: SessionRow, store: EventStore): EventView {
 	const first = store.fragments(e.event_key)[0];
-	const flat = first ? first.body.replace(/\s+/g, " ").trim() : null;
+	const text = first
+		? fragmentTexts({
+				path: session.path,
+				byteOffset: e.byte_offset,
+				byteLength: e.byte_length,
+				contentHash: e.content_hash,
+				seq: e.seq,
+				version: session.version,
+				parentId: e.parent_id,
+			})?.get(first.fragment_id)
+		: undefined;
+	const flat = text === undefined ? null : text.replace(/\s+/g, " ").trim();
 	return {
 		sessionId: session.session_id,
 		entryId: e.entry_id,

@@ -9,7 +9,7 @@ import { PiEventsError } from "../errors.ts";
 import { GAP_TOKEN } from "../project/text.ts";
 
 /** Bump on any change to the DDL below or to what the projector stores. */
-export const SCHEMA_VERSION = 3;
+export const SCHEMA_VERSION = 4;
 
 const DDL = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -78,7 +78,6 @@ CREATE TABLE fragments (
   event_key INTEGER NOT NULL,
   fragment_id TEXT NOT NULL,
   kind TEXT NOT NULL,
-  body TEXT NOT NULL,
   full_length INTEGER NOT NULL,
   bounded INTEGER NOT NULL
 );

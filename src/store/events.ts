@@ -50,7 +50,6 @@ export interface FragmentRow {
 	frag_key: number;
 	fragment_id: string;
 	kind: string;
-	body: string;
 	full_length: number;
 	bounded: number;
 }
@@ -135,7 +134,7 @@ export class EventStore {
 
 	fragments(eventKey: number): FragmentRow[] {
 		return this.db
-			.query("SELECT frag_key, fragment_id, kind, body, full_length, bounded FROM fragments WHERE event_key = ?1 ORDER BY frag_key")
+			.query("SELECT frag_key, fragment_id, kind, full_length, bounded FROM fragments WHERE event_key = ?1 ORDER BY frag_key")
 			.all(eventKey) as FragmentRow[];
 	}
 

@@ -68,6 +68,12 @@ export interface CandidateRow {
 	context_role: string;
 	selection_state: SelectionState;
 	line: number;
+	seq: number;
+	parent_id: string | null;
+	byte_offset: number;
+	byte_length: number;
+	content_hash: string;
+	version: number;
 	session_id: string;
 	cwd: string | null;
 	session_name: string | null;
@@ -145,7 +151,7 @@ export function searchCandidates(
 		)
 		SELECT m.frag_key, m.rank * ${kindCase} AS score, f.fragment_id, f.kind, e.event_key, e.entry_id, e.event_type, e.role,
 		  e.tool_name, e.ts_ms, e.is_error, e.exit_code, e.branch_state, e.context_role, e.selection_state, e.line,
-		  s.session_id, s.cwd, s.name AS session_name, fl.path AS session_file
+		  e.seq, e.parent_id, e.byte_offset, e.byte_length, e.content_hash, s.version, s.session_id, s.cwd, s.name AS session_name, fl.path AS session_file
 		FROM m
 		JOIN fragments f ON f.frag_key = m.frag_key
 		JOIN events e ON e.event_key = f.event_key
@@ -160,36 +166,14 @@ export function searchCandidates(
 	return db.query(sql).all(...bindings) as CandidateRow[];
 }
 
-/** Upper bound on matching fragments: per term the largest document count of its alternatives' rarest token. */
-export function estimateMatches(db: Database, termTokenSets: string[][][]): number {
-	const stmt = db.query("SELECT doc FROM fts_terms WHERE term = ?1");
-	let bound = Number.POSITIVE_INFINITY;
-	for (const alternatives of termTokenSets) {
-		let termBound = 0;
-		for (const tokens of alternatives) {
-			let rarest = Number.POSITIVE_INFINITY;
-			for (const token of tokens) {
-				const row = stmt.get(token) as { doc: number } | null;
-				rarest = Math.min(rarest, row ? row.doc : 0);
-			}
-			termBound += Number.isFinite(rarest) ? rarest : 0;
-		}
-		bound = Math.min(bound, termBound);
-	}
-	return Number.isFinite(bound) ? bound : 0;
+/** Number of fragments matching the expression (cheap: no ranking, no joins). */
+export function countMatches(db: Database, match: string): number {
+	return (db.query("SELECT count(*) AS n FROM fts WHERE fts MATCH ?1").get(match) as { n: number }).n;
 }
 
 export function maxFragmentKey(db: Database): number {
 	const row = db.query("SELECT max(frag_key) AS m FROM fragments").get() as { m: number | null };
 	return row.m ?? 0;
-}
-
-export function fragmentBodies(db: Database, fragKeys: number[]): Map<number, { body: string; bounded: boolean }> {
-	if (fragKeys.length === 0) return new Map();
-	const rows = db
-		.query(`SELECT frag_key, body, bounded FROM fragments WHERE frag_key IN (${fragKeys.map(() => "?").join(", ")})`)
-		.all(...fragKeys) as { frag_key: number; body: string; bounded: number }[];
-	return new Map(rows.map((r) => [r.frag_key, { body: r.body, bounded: r.bounded === 1 }]));
 }
 
 /** Resolve the current session's invocation cutoff: the append position of the invoking entry. */

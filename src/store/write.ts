@@ -82,7 +82,7 @@ export class IndexWriter {
 			 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)`,
 		);
 		this.insertFragment = db.prepare(
-			"INSERT INTO fragments (event_key, fragment_id, kind, body, full_length, bounded) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+			"INSERT INTO fragments (event_key, fragment_id, kind, full_length, bounded) VALUES (?1, ?2, ?3, ?4, ?5)",
 		);
 		this.insertFts = db.prepare("INSERT INTO fts (rowid, body, aux) VALUES (?1, ?2, ?3)");
 		this.insertFile = db.prepare("INSERT INTO event_files (event_key, path, op) VALUES (?1, ?2, ?3)");
@@ -117,7 +117,7 @@ export class IndexWriter {
 			);
 			const eventKey = Number(result.lastInsertRowid);
 			for (const f of e.fragments) {
-				const fr = this.insertFragment.run(eventKey, f.fragmentId, f.kind, f.text, f.fullLength, f.bounded ? 1 : 0);
+				const fr = this.insertFragment.run(eventKey, f.fragmentId, f.kind, f.fullLength, f.bounded ? 1 : 0);
 				// The aux column carries the tool name and custom type too, so they match as words.
 				const extra = [e.toolName, e.customType].filter(Boolean).join(" ");
 				this.insertFts.run(Number(fr.lastInsertRowid), f.indexText, extra ? `${extra}\n${auxTokens(f.indexText)}` : auxTokens(f.indexText));

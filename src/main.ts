@@ -28,6 +28,13 @@ const main: CommandDef<any> = {
 	subCommands,
 };
 
+/** citty colours usage even into pipes and pads columns with spaces: clean both for non-terminals. */
+async function usage(command: CommandDef<any>, parent?: CommandDef<any>): Promise<string> {
+	const text = await renderUsage(command, parent);
+	const plain = process.stdout.isTTY === true && !process.env.NO_COLOR ? text : text.replace(/\x1b\[[0-9;]*m/g, "");
+	return plain.replace(/[ \t]+$/gm, "");
+}
+
 async function run(argv: string[]): Promise<number> {
 	if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
 		process.stdout.write(`${VERSION}\n`);
@@ -35,7 +42,7 @@ async function run(argv: string[]): Promise<number> {
 	}
 	const name = argv[0];
 	if (name === undefined || name === "--help" || name === "-h" || name === "help") {
-		process.stdout.write(`${await renderUsage(main)}\n`);
+		process.stdout.write(`${await usage(main)}\n`);
 		return name === undefined ? 2 : 0;
 	}
 	const command = subCommands[name];
@@ -45,7 +52,7 @@ async function run(argv: string[]): Promise<number> {
 	}
 	const rest = argv.slice(1);
 	if (rest.includes("--help") || rest.includes("-h")) {
-		process.stdout.write(`${await renderUsage(command, main)}\n`);
+		process.stdout.write(`${await usage(command, main)}\n`);
 		return 0;
 	}
 	try {

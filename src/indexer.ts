@@ -158,7 +158,7 @@ function appendFile(writer: IndexWriter, file: DiscoveredFile, row: FileRow, rep
 	let diagnostics = 0;
 	const read = readDurableLines(file.path, row.durable_end, row.next_line, (lines) => {
 		const out = parseLines(state, lines, file.path, (id) => writer.entryExists(sessionKey, id));
-		writer.insertEvents(sessionKey, out.events);
+		writer.insertEvents(sessionKey, out.events, state.header?.cwd ?? null);
 		for (const e of out.events) {
 			added.push(e);
 			report.fragmentsAdded += e.fragments.length;
@@ -235,7 +235,7 @@ function rebuildFile(
 		}
 		if (sessionKey === null) return;
 		for (const e of out.events) ids.add(e.entryId);
-		const { fragments } = writer.insertEvents(sessionKey, out.events);
+		const { fragments } = writer.insertEvents(sessionKey, out.events, state.header?.cwd ?? null);
 		events += out.events.length;
 		report.fragmentsAdded += fragments;
 	});
@@ -257,7 +257,8 @@ function rebuildFile(
 	sessionKey = writer.upsertSession(finalFileKey, sessionFacts(state));
 	classifyFull(writer, sessionKey);
 	writer.refreshSessionSummary(sessionKey);
-	return row ? "rebuilt" : "new";
+	// A file first seen without a complete header enters the index as new, not rebuilt.
+	return hadIndex ? "rebuilt" : "new";
 }
 
 /** Thrown inside the transaction to roll back a rebuild and keep the previous rows. */
@@ -343,7 +344,9 @@ function classifyAfterAppend(writer: IndexWriter, sessionKey: number, oldLeaf: {
 	let linear = oldLeaf !== null && oldLeaf.branch_state === "selected";
 	for (const e of added) {
 		if (!linear) break;
-		if (e.parentId !== previous || e.idDerived && /~dup\d+$/.test(e.entryId) || e.eventType === "compaction" || e.eventType === "context_edit") linear = false;
+		const special = e.eventType === "compaction" || e.eventType === "context_edit" || (e.idDerived && /~dup\d+$/.test(e.entryId));
+		// An earlier entry naming this id as its parent (a forward reference) can close a cycle.
+		if (e.parentId !== previous || special || writer.hasEarlierChildNamed(sessionKey, e.entryId, e.seq)) linear = false;
 		previous = e.entryId;
 	}
 	if (!linear) {
@@ -370,25 +373,46 @@ function removeVanished(
 	const unreadable = new Set(found.unreadable.map((u) => u.path));
 	for (const row of known.values()) {
 		if (!roots.has(row.source_dir) || present.has(row.path) || unreadable.has(row.path)) continue;
-		const dir = found.dirs.get(dirname(row.path));
-		if (!dir?.ok) {
-			report.problems.push(`kept ${row.path}: its directory ${dirname(row.path)} could not be read (${dir?.error ?? "not scanned"})`);
+		const verdict = confirmedGone(row.path, row.source_dir, found);
+		if (verdict !== true) {
+			report.problems.push(`kept ${row.path}: ${verdict}`);
 			continue;
 		}
-		let gone = false;
-		try {
-			lstatSync(row.path);
-		} catch (err) {
-			gone = errno(err) === "ENOENT";
-			if (!gone) report.problems.push(`kept ${row.path}: ${errno(err)}`);
-		}
-		if (!gone) continue;
+		const hadSession = writer.sessionKeyOf(row.file_key) !== null;
 		db.transaction(() => writer.deleteFile(row.file_key)).immediate();
-		report.sessions.removed++;
+		if (hadSession) report.sessions.removed++;
 	}
 }
 
 export { KeepLastGood };
+
+/**
+ * A file is gone only when the nearest directory above it that still exists was read fine this
+ * sync and everything between is absent (ENOENT). An unreadable or missing source root (an
+ * unmounted disk) never counts as confirmation. Returns true, or why the file is kept.
+ */
+function confirmedGone(path: string, sourceDir: string, found: Discovery): true | string {
+	try {
+		lstatSync(path);
+		return "it still exists but was not listed";
+	} catch (err) {
+		if (errno(err) !== "ENOENT") return `it cannot be checked (${errno(err)})`;
+	}
+	let dir = dirname(path);
+	for (;;) {
+		const seen = found.dirs.get(dir);
+		if (seen?.ok) return true;
+		if (seen && seen.error !== "ENOENT") return `its directory ${dir} could not be read (${seen.error})`;
+		if (dir === sourceDir || dir === dirname(dir)) return `its source directory ${sourceDir} is missing (unmounted?)`;
+		try {
+			lstatSync(dir);
+			return `its directory ${dir} exists but was not read`;
+		} catch (err) {
+			if (errno(err) !== "ENOENT") return `its directory ${dir} cannot be checked (${errno(err)})`;
+		}
+		dir = dirname(dir);
+	}
+}
 
 export interface SourceFreshness {
 	dir: string;

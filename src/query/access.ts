@@ -34,6 +34,19 @@ export class Access {
 		return event.seq < this.cutoff;
 	}
 
+	/**
+	 * The session's name and materialized leaf as the caller may see them: for the current session,
+	 * as they were before the invocation cutoff (nothing appended later leaks, not even a rename).
+	 */
+	sessionFacts(session: SessionRow): { name: string | null; leafEntryId: string | null } {
+		if (this.currentId === null || session.session_id !== this.currentId) {
+			return { name: session.name || null, leafEntryId: session.leaf_entry };
+		}
+		this.cutoff ??= invocationCutoff(this.db, this.currentId, this.scope.current?.toolCallId ?? null);
+		const facts = this.store.factsBefore(session.session_key, this.cutoff);
+		return { name: facts.name, leafEntryId: facts.leaf };
+	}
+
 	/** The visible file of a session id (the one with the most entries when an id is duplicated). */
 	session(sessionId: string): SessionRow {
 		const visible = this.store.sessionsById(sessionId).filter((s) => this.sessionVisible(s));

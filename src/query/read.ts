@@ -110,7 +110,7 @@ export function readEvent(access: Access, req: ReadRequest): ReadResult {
 			meta,
 			files: access.store.files(event.event_key),
 		},
-		session: { sessionId: session.session_id, cwd: session.cwd, name: session.name || null, file: session.path },
+		session: { sessionId: session.session_id, cwd: session.cwd, name: access.sessionFacts(session).name, file: session.path },
 		content,
 		window,
 		omitted: [...omitted, ...signaturesIn(entry)],

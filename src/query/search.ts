@@ -12,12 +12,15 @@ import { makeSnippet } from "../present/snippet.ts";
 import {
 	type CandidateRow,
 	countMatches,
+	hydrate,
+	rankFragments,
+	type RankedRow,
 	invocationCutoff,
 	maxFragmentKey,
 	type SqlFilters,
-	searchCandidates,
 	sessionIdOfFile,
 } from "../store/search.ts";
+import { EventStore } from "../store/events.ts";
 import { parseQuery } from "./fts.ts";
 import { fragmentTexts } from "./source-text.ts";
 
@@ -98,29 +101,44 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 	const estimated = countMatches(db, parsed.match);
 	// Several fragments of one event may match: fetch extra candidates to fill `limit` events.
 	const fetch = Math.min(limit * 5, 500);
-	let rows: CandidateRow[];
+	let ranked: RankedRow[];
 	let mode: SearchCoverage["mode"] = "full";
 	let rankedShare = 1;
 	if (estimated <= FULL_RANK_LIMIT) {
-		rows = searchCandidates(db, parsed.match, filters, fetch, null);
+		ranked = rankFragments(db, parsed.match, filters, fetch, null);
 	} else {
 		mode = "recent";
 		const top = maxFragmentKey(db);
 		const width = Math.max(1000, Math.floor((top * WINDOW_TARGET_MATCHES) / estimated));
-		rows = [];
+		ranked = [];
 		let hi = top;
 		while (hi > 0) {
 			const lo = Math.max(1, hi - width + 1);
-			rows.push(...searchCandidates(db, parsed.match, filters, fetch, { lo, hi }));
+			ranked.push(...rankFragments(db, parsed.match, filters, fetch, { lo, hi }));
 			hi = lo - 1;
-			if (distinctEvents(rows) >= limit || performance.now() - started > COMMON_BUDGET_MS) break;
+			if (new Set(ranked.map((r) => r.event_key)).size >= limit || performance.now() - started > COMMON_BUDGET_MS) break;
 		}
 		rankedShare = top > 0 ? (top - hi) / top : 1;
 		if (hi <= 0) mode = "full";
-		rows.sort(compareRows);
+		ranked.sort((a, b) => a.score - b.score || b.frag_key - a.frag_key);
 	}
 
-	const hits = coalesce(rows, limit);
+	// One hit per event; details only for the fragments that can still become hits.
+	const best = new Map<number, RankedRow>();
+	const matched = new Map<number, number>();
+	for (const r of ranked) {
+		matched.set(r.event_key, (matched.get(r.event_key) ?? 0) + 1);
+		if (!best.has(r.event_key)) best.set(r.event_key, r);
+	}
+	const rows = hydrate(db, [...best.values()].slice(0, limit)).sort(compareRows);
+	if (filters.cutoff) {
+		// The current session's name as it was before the cutoff: a later rename must not leak.
+		const store = new EventStore(db);
+		for (const row of rows) {
+			if (row.session_id === filters.cutoff.sessionId) row.session_name = store.factsBefore(row.session_key, filters.cutoff.seq).name;
+		}
+	}
+	const hits = rows.map((row) => ({ row, matched: matched.get(row.event_key) ?? 1 }));
 	const termTokens = parsed.terms.map((t) => t.tokens);
 	return {
 		hits: hits.map(({ row, matched }) => toHit(row, matched, fragmentText(row), termTokens)),
@@ -158,21 +176,6 @@ function compareRows(a: CandidateRow, b: CandidateRow): number {
 
 function cmp(a: string, b: string): number {
 	return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function distinctEvents(rows: CandidateRow[]): number {
-	return new Set(rows.map((r) => r.event_key)).size;
-}
-
-/** One hit per event: its strongest (first, rows being ranked) fragment is the evidence. */
-function coalesce(rows: CandidateRow[], limit: number): { row: CandidateRow; matched: number; fragKey: number }[] {
-	const byEvent = new Map<number, { row: CandidateRow; matched: number; fragKey: number }>();
-	for (const row of rows) {
-		const seen = byEvent.get(row.event_key);
-		if (seen) seen.matched++;
-		else byEvent.set(row.event_key, { row, matched: 1, fragKey: row.frag_key });
-	}
-	return [...byEvent.values()].slice(0, limit);
 }
 
 /** The hit's evidence text, re-derived from the source; null when the source changed since indexing. */

@@ -89,7 +89,7 @@ export function traceEvent(access: Access, sessionId: string, entryId: string): 
 
 	return {
 		target: view(event),
-		session: { sessionId: session.session_id, cwd: session.cwd, name: session.name || null, file: session.path, leafEntryId: session.leaf_entry },
+		session: { sessionId: session.session_id, cwd: session.cwd, file: session.path, ...access.sessionFacts(session) },
 		parent: parent ? view(parent) : null,
 		children: children.map(view),
 		siblings: siblingRows.map(view),
@@ -110,7 +110,7 @@ function lineage(access: Access, session: SessionRow, event: EventRow): Relation
 		const parentPath = isAbsolute(session.parent_session) ? resolve(session.parent_session) : session.cwd && isAbsolute(session.cwd) ? resolve(session.cwd, session.parent_session) : null;
 		const parent = parentPath ? store.sessionByPath(parentPath) : null;
 		if (parent && access.sessionVisible(parent)) {
-			out.push({ relation: "session-parent", direction: "out", label: "recorded", node: null, session: sessionInfo(parent) });
+			out.push({ relation: "session-parent", direction: "out", label: "recorded", node: null, session: sessionInfo(parent, access) });
 			const copy = store.event(parent.session_key, event.entry_id);
 			if (copy && !event.id_derived && access.eventVisible(parent, copy)) {
 				out.push({ relation: "copied-from", direction: "out", label: "derived", node: eventView(copy, parent, store) });
@@ -123,7 +123,7 @@ function lineage(access: Access, session: SessionRow, event: EventRow): Relation
 		if (child.session_key === session.session_key || !access.sessionVisible(child) || !child.parent_session) continue;
 		const childParent = isAbsolute(child.parent_session) ? resolve(child.parent_session) : child.cwd && isAbsolute(child.cwd) ? resolve(child.cwd, child.parent_session) : null;
 		if (childParent !== session.path) continue;
-		out.push({ relation: "session-child", direction: "in", label: "recorded", node: null, session: sessionInfo(child) });
+		out.push({ relation: "session-child", direction: "in", label: "recorded", node: null, session: sessionInfo(child, access) });
 		const copy = store.event(child.session_key, event.entry_id);
 		if (copy && !event.id_derived && access.eventVisible(child, copy)) {
 			out.push({ relation: "copied-from", direction: "in", label: "derived", node: eventView(copy, child, store) });
@@ -132,6 +132,6 @@ function lineage(access: Access, session: SessionRow, event: EventRow): Relation
 	return out;
 }
 
-function sessionInfo(s: SessionRow) {
-	return { sessionId: s.session_id, cwd: s.cwd, name: s.name || null };
+function sessionInfo(s: SessionRow, access: Access) {
+	return { sessionId: s.session_id, cwd: s.cwd, name: access.sessionFacts(s).name };
 }

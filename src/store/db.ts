@@ -9,7 +9,7 @@ import { PiEventsError } from "../errors.ts";
 import { GAP_TOKEN } from "../project/text.ts";
 
 /** Bump on any change to the DDL below or to what the projector stores. */
-export const SCHEMA_VERSION = 4;
+export const SCHEMA_VERSION = 6;
 
 const DDL = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -76,13 +76,16 @@ CREATE INDEX events_by_time ON events(ts_ms);
 CREATE TABLE fragments (
   frag_key INTEGER PRIMARY KEY,
   event_key INTEGER NOT NULL,
+  session_key INTEGER NOT NULL,
   fragment_id TEXT NOT NULL,
   kind TEXT NOT NULL,
   full_length INTEGER NOT NULL,
   bounded INTEGER NOT NULL
 );
 CREATE INDEX fragments_by_event ON fragments(event_key);
-CREATE TABLE event_files (event_key INTEGER NOT NULL, path TEXT NOT NULL, op TEXT NOT NULL);
+CREATE INDEX fragments_by_session ON fragments(session_key);
+-- path: absolute (resolved against the session cwd) for filtering; recorded: as the entry wrote it.
+CREATE TABLE event_files (event_key INTEGER NOT NULL, path TEXT NOT NULL, recorded TEXT NOT NULL, op TEXT NOT NULL);
 CREATE INDEX event_files_by_path ON event_files(path);
 CREATE INDEX event_files_by_event ON event_files(event_key);
 CREATE VIRTUAL TABLE fts USING fts5(

@@ -81,6 +81,20 @@ export class EventStore {
 			.all(`%${fileName.replace(/[\\%_]/g, (c) => `\\${c}`)}`) as SessionRow[];
 	}
 
+	/** Name and last entry as they were before append position `seq` (for the current session's cutoff). */
+	factsBefore(sessionKey: number, seq: number): { name: string | null; leaf: string | null } {
+		const name = this.db
+			.query(
+				`SELECT json_extract(meta, '$.name') AS name FROM events WHERE session_key = ?1 AND seq < ?2
+				 AND event_type IN ('session_info', 'title_change') ORDER BY seq DESC LIMIT 1`,
+			)
+			.get(sessionKey, seq) as { name: string | null } | null;
+		const leaf = this.db.query("SELECT entry_id FROM events WHERE session_key = ?1 AND seq < ?2 ORDER BY seq DESC LIMIT 1").get(sessionKey, seq) as {
+			entry_id: string;
+		} | null;
+		return { name: name?.name || null, leaf: leaf?.entry_id ?? null };
+	}
+
 	event(sessionKey: number, entryId: string): EventRow | null {
 		return (this.db.query("SELECT * FROM events WHERE session_key = ?1 AND entry_id = ?2").get(sessionKey, entryId) as EventRow | null) ?? null;
 	}
@@ -138,7 +152,13 @@ export class EventStore {
 			.all(eventKey) as FragmentRow[];
 	}
 
-	files(eventKey: number): { path: string; op: string }[] {
-		return this.db.query("SELECT path, op FROM event_files WHERE event_key = ?1 ORDER BY op, path").all(eventKey) as { path: string; op: string }[];
+	/** File evidence as recorded, with the absolute path when the recorded one was relative. */
+	files(eventKey: number): { path: string; op: string; absolutePath?: string }[] {
+		const rows = this.db.query("SELECT recorded, path, op FROM event_files WHERE event_key = ?1 ORDER BY op, recorded").all(eventKey) as {
+			recorded: string;
+			path: string;
+			op: string;
+		}[];
+		return rows.map((r) => (r.path === r.recorded ? { path: r.recorded, op: r.op } : { path: r.recorded, op: r.op, absolutePath: r.path }));
 	}
 }

@@ -5,7 +5,6 @@
  * window to bound the cost of very common terms.
  */
 import type { Database, SQLQueryBindings } from "bun:sqlite";
-import { likeEscape } from "../auth/scope.ts";
 import type { BranchState, SelectionState, SemanticKind } from "../model.ts";
 
 /**
@@ -74,6 +73,7 @@ export interface CandidateRow {
 	byte_length: number;
 	content_hash: string;
 	version: number;
+	session_key: number;
 	session_id: string;
 	cwd: string | null;
 	session_name: string | null;
@@ -84,86 +84,141 @@ const kindCase = `CASE f.kind ${Object.entries(KIND_WEIGHTS)
 	.map(([k, w]) => `WHEN '${k}' THEN ${w}`)
 	.join(" ")} ELSE 1.0 END`;
 
-/** Build the WHERE clause for the filters; returns SQL and its bindings (positional). */
-export function filterSql(f: SqlFilters): { sql: string; params: SQLQueryBindings[] } {
-	const where: string[] = [];
-	const params: SQLQueryBindings[] = [];
-	const inList = (column: string, values: readonly (string | number)[]) => {
-		where.push(`${column} IN (${values.map(() => "?").join(", ")})`);
-		params.push(...values);
-	};
-	if (f.roots !== null) {
-		if (f.roots.length === 0) where.push("0");
-		else {
-			where.push(`(${f.roots.map(() => "(s.cwd_real = ? OR s.cwd_real LIKE ? ESCAPE '\\')").join(" OR ")})`);
-			for (const root of f.roots) params.push(root, root === "/" ? "/%" : `${likeEscape(root)}/%`);
-		}
-	}
-	if (f.excludeSessionIds.length > 0) {
-		where.push(`s.session_id NOT IN (${f.excludeSessionIds.map(() => "?").join(", ")})`);
-		params.push(...f.excludeSessionIds);
-	}
-	if (f.cutoff) {
-		where.push("(s.session_id != ? OR e.seq < ?)");
-		params.push(f.cutoff.sessionId, f.cutoff.seq);
-	}
-	if (f.sessionIds?.length) inList("s.session_id", f.sessionIds);
-	if (f.cwdPrefix) {
-		where.push("(s.cwd_real = ? OR s.cwd_real LIKE ? ESCAPE '\\')");
-		params.push(f.cwdPrefix, f.cwdPrefix === "/" ? "/%" : `${likeEscape(f.cwdPrefix)}/%`);
-	}
-	if (f.eventTypes?.length) inList("e.event_type", f.eventTypes);
-	if (f.kinds?.length) inList("f.kind", f.kinds);
-	if (f.roles?.length) inList("e.role", f.roles);
-	if (f.tools?.length) inList("e.tool_name", f.tools);
-	if (f.sinceMs !== undefined) {
-		where.push("e.ts_ms >= ?");
-		params.push(f.sinceMs);
-	}
-	if (f.untilMs !== undefined) {
-		where.push("e.ts_ms < ?");
-		params.push(f.untilMs);
-	}
-	if (f.isError !== undefined) where.push(f.isError ? "e.is_error = 1" : "(e.is_error = 0 OR e.is_error IS NULL)");
-	if (f.branchStates?.length) inList("e.branch_state", f.branchStates);
-	if (f.selectionStates?.length) inList("e.selection_state", f.selectionStates);
-	if (f.files?.length) {
-		where.push(
-			`EXISTS (SELECT 1 FROM event_files ef WHERE ef.event_key = e.event_key AND (${f.files.map(() => "ef.path = ? OR ef.path LIKE ? ESCAPE '\\'").join(" OR ")}))`,
-		);
-		for (const p of f.files) params.push(p, `${likeEscape(p.replace(/\/+$/, ""))}/%`);
-	}
-	return { sql: where.length > 0 ? where.join(" AND ") : "1", params };
+interface SqlPart {
+	sql: string[];
+	params: SQLQueryBindings[];
 }
 
-export function searchCandidates(
+/**
+ * The filters as SQL, split by what they need: conditions on sessions become one
+ * `f.session_key IN (…)` set (evaluated once, then a cheap lookup per match); conditions on
+ * events need the events join, which is added only when such a filter is present.
+ */
+export function filterSql(f: SqlFilters): { where: string; params: SQLQueryBindings[]; needsEvents: boolean } {
+	const session: SqlPart = { sql: [], params: [] };
+	const rest: SqlPart = { sql: [], params: [] };
+	let needsEvents = false;
+	const inList = (part: SqlPart, column: string, values: readonly (string | number)[]) => {
+		part.sql.push(`${column} IN (${values.map(() => "?").join(", ")})`);
+		part.params.push(...values);
+	};
+	const under = (part: SqlPart, roots: readonly string[]) => {
+		// instr() compares bytes exactly; LIKE would fold ASCII case and admit /Work for /work.
+		part.sql.push(`(${roots.map(() => "(s.cwd_real = ? OR instr(s.cwd_real, ?) = 1)").join(" OR ")})`);
+		for (const root of roots) part.params.push(root, root === "/" ? "/" : `${root}/`);
+	};
+	if (f.roots !== null) {
+		if (f.roots.length === 0) session.sql.push("0");
+		else under(session, f.roots);
+	}
+	if (f.excludeSessionIds.length > 0) {
+		session.sql.push(`s.session_id NOT IN (${f.excludeSessionIds.map(() => "?").join(", ")})`);
+		session.params.push(...f.excludeSessionIds);
+	}
+	if (f.sessionIds?.length) inList(session, "s.session_id", f.sessionIds);
+	if (f.cwdPrefix) under(session, [f.cwdPrefix]);
+
+	const ev = (fn: () => void) => {
+		needsEvents = true;
+		fn();
+	};
+	if (f.cutoff) {
+		const { seq, sessionId } = f.cutoff;
+		ev(() => {
+			rest.sql.push("NOT (e.seq >= ? AND f.session_key IN (SELECT session_key FROM sessions WHERE session_id = ?))");
+			rest.params.push(seq, sessionId);
+		});
+	}
+	if (f.kinds?.length) inList(rest, "f.kind", f.kinds);
+	const { eventTypes, roles, tools, sinceMs, untilMs, isError, branchStates, selectionStates, files } = f;
+	if (eventTypes?.length) ev(() => inList(rest, "e.event_type", eventTypes));
+	if (roles?.length) ev(() => inList(rest, "e.role", roles));
+	if (tools?.length) ev(() => inList(rest, "e.tool_name", tools));
+	if (sinceMs !== undefined)
+		ev(() => {
+			rest.sql.push("e.ts_ms >= ?");
+			rest.params.push(sinceMs);
+		});
+	if (untilMs !== undefined)
+		ev(() => {
+			rest.sql.push("e.ts_ms < ?");
+			rest.params.push(untilMs);
+		});
+	if (isError !== undefined) ev(() => rest.sql.push(isError ? "e.is_error = 1" : "(e.is_error = 0 OR e.is_error IS NULL)"));
+	if (branchStates?.length) ev(() => inList(rest, "e.branch_state", branchStates));
+	if (selectionStates?.length) ev(() => inList(rest, "e.selection_state", selectionStates));
+	if (files?.length) {
+		rest.sql.push(
+			`EXISTS (SELECT 1 FROM event_files ef WHERE ef.event_key = f.event_key AND (${files.map(() => "ef.path = ? OR instr(ef.path, ?) = 1").join(" OR ")}))`,
+		);
+		for (const p of files) rest.params.push(p, `${p.replace(/\/+$/, "")}/`);
+	}
+	const where: string[] = [];
+	const params: SQLQueryBindings[] = [];
+	if (session.sql.length > 0) {
+		where.push(`f.session_key IN (SELECT s.session_key FROM sessions s WHERE ${session.sql.join(" AND ")})`);
+		params.push(...session.params);
+	}
+	where.push(...rest.sql);
+	params.push(...rest.params);
+	return { where: where.length > 0 ? where.join(" AND ") : "1", params, needsEvents };
+}
+
+export interface RankedRow {
+	frag_key: number;
+	score: number;
+	event_key: number;
+}
+
+/**
+ * Rank matching fragments: BM25 in the statement that performs the MATCH, times the kind
+ * weight, filtered, best first. Only what the filters need is joined; details come later.
+ */
+export function rankFragments(
 	db: Database,
 	match: string,
 	filters: SqlFilters,
 	limit: number,
 	window: { lo: number; hi: number } | null,
-): CandidateRow[] {
-	const { sql: where, params } = filterSql(filters);
+): RankedRow[] {
+	const { where, params, needsEvents } = filterSql(filters);
 	const windowSql = window ? " AND fts.rowid BETWEEN ? AND ?" : "";
 	const sql = `
-		WITH m AS (
-		  SELECT fts.rowid AS frag_key, ${BM25} AS rank FROM fts WHERE fts MATCH ?${windowSql}
-		)
-		SELECT m.frag_key, m.rank * ${kindCase} AS score, f.fragment_id, f.kind, e.event_key, e.entry_id, e.event_type, e.role,
-		  e.tool_name, e.ts_ms, e.is_error, e.exit_code, e.branch_state, e.context_role, e.selection_state, e.line,
-		  e.seq, e.parent_id, e.byte_offset, e.byte_length, e.content_hash, s.version, s.session_id, s.cwd, s.name AS session_name, fl.path AS session_file
-		FROM m
+		SELECT m.frag_key, m.rank * ${kindCase} AS score, f.event_key
+		FROM (SELECT fts.rowid AS frag_key, ${BM25} AS rank FROM fts WHERE fts MATCH ?${windowSql}) m
 		JOIN fragments f ON f.frag_key = m.frag_key
-		JOIN events e ON e.event_key = f.event_key
-		JOIN sessions s ON s.session_key = e.session_key
-		JOIN files fl ON fl.file_key = s.file_key
+		${needsEvents ? "JOIN events e ON e.event_key = f.event_key" : ""}
 		WHERE ${where}
-		ORDER BY score ASC, e.ts_ms DESC, s.session_id ASC, e.entry_id ASC, f.fragment_id ASC
+		ORDER BY score ASC, m.frag_key DESC
 		LIMIT ?`;
 	const bindings: SQLQueryBindings[] = [match];
 	if (window) bindings.push(window.lo, window.hi);
 	bindings.push(...params, limit);
-	return db.query(sql).all(...bindings) as CandidateRow[];
+	return db.query(sql).all(...bindings) as RankedRow[];
+}
+
+/** Everything a hit shows, for a handful of ranked fragments (in ranked order). */
+export function hydrate(db: Database, ranked: RankedRow[]): CandidateRow[] {
+	if (ranked.length === 0) return [];
+	const rows = db
+		.query(
+			`SELECT f.frag_key, f.fragment_id, f.kind, e.event_key, e.entry_id, e.event_type, e.role, e.tool_name, e.ts_ms, e.is_error,
+			   e.exit_code, e.branch_state, e.context_role, e.selection_state, e.line, e.seq, e.parent_id, e.byte_offset, e.byte_length,
+			   e.content_hash, s.version, s.session_key, s.session_id, s.cwd, s.name AS session_name, fl.path AS session_file
+			 FROM fragments f
+			 JOIN events e ON e.event_key = f.event_key
+			 JOIN sessions s ON s.session_key = e.session_key
+			 JOIN files fl ON fl.file_key = s.file_key
+			 WHERE f.frag_key IN (${ranked.map(() => "?").join(", ")})`,
+		)
+		.all(...ranked.map((r) => r.frag_key)) as Omit<CandidateRow, "score">[];
+	const byKey = new Map(rows.map((r) => [r.frag_key, r]));
+	const out: CandidateRow[] = [];
+	for (const r of ranked) {
+		const row = byKey.get(r.frag_key);
+		if (row) out.push({ ...row, score: r.score });
+	}
+	return out;
 }
 
 /** Number of fragments matching the expression (cheap: no ranking, no joins). */

@@ -4,6 +4,7 @@
  * transaction boundaries (one per session change), so a failure never leaves half a session.
  */
 import type { Database, Statement } from "bun:sqlite";
+import { isAbsolute, resolve } from "node:path";
 import type { TreeState } from "../model.ts";
 import type { ProjectedEvent } from "../project/projector.ts";
 import { auxTokens } from "../project/text.ts";
@@ -82,13 +83,17 @@ export class IndexWriter {
 			 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)`,
 		);
 		this.insertFragment = db.prepare(
-			"INSERT INTO fragments (event_key, fragment_id, kind, full_length, bounded) VALUES (?1, ?2, ?3, ?4, ?5)",
+			"INSERT INTO fragments (event_key, session_key, fragment_id, kind, full_length, bounded) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
 		);
 		this.insertFts = db.prepare("INSERT INTO fts (rowid, body, aux) VALUES (?1, ?2, ?3)");
-		this.insertFile = db.prepare("INSERT INTO event_files (event_key, path, op) VALUES (?1, ?2, ?3)");
+		this.insertFile = db.prepare("INSERT INTO event_files (event_key, path, recorded, op) VALUES (?1, ?2, ?3, ?4)");
 	}
 
-	insertEvents(sessionKey: number, events: ProjectedEvent[]): { fragments: number } {
+	/**
+	 * Insert projected events. Relative file-evidence paths are resolved against the session's
+	 * (absolute) cwd so `--file` filters match however the tool call spelled the path.
+	 */
+	insertEvents(sessionKey: number, events: ProjectedEvent[], cwd: string | null = null): { fragments: number } {
 		let fragments = 0;
 		for (const e of events) {
 			const meta = Object.keys(e.meta).length > 0 ? JSON.stringify(e.meta) : null;
@@ -117,13 +122,16 @@ export class IndexWriter {
 			);
 			const eventKey = Number(result.lastInsertRowid);
 			for (const f of e.fragments) {
-				const fr = this.insertFragment.run(eventKey, f.fragmentId, f.kind, f.fullLength, f.bounded ? 1 : 0);
+				const fr = this.insertFragment.run(eventKey, sessionKey, f.fragmentId, f.kind, f.fullLength, f.bounded ? 1 : 0);
 				// The aux column carries the tool name and custom type too, so they match as words.
 				const extra = [e.toolName, e.customType].filter(Boolean).join(" ");
 				this.insertFts.run(Number(fr.lastInsertRowid), f.indexText, extra ? `${extra}\n${auxTokens(f.indexText)}` : auxTokens(f.indexText));
 				fragments++;
 			}
-			for (const file of e.files) this.insertFile.run(eventKey, file.path, file.op);
+			for (const file of e.files) {
+				const path = cwd && isAbsolute(cwd) && !isAbsolute(file.path) ? resolve(cwd, file.path) : file.path;
+				this.insertFile.run(eventKey, path, file.path, file.op);
+			}
 		}
 		return { fragments };
 	}
@@ -131,11 +139,8 @@ export class IndexWriter {
 	/** Remove every row of a session (events, fragments, FTS postings, file evidence). */
 	deleteSessionRows(sessionKey: number): void {
 		const db = this.db;
-		db.run(
-			"DELETE FROM fts WHERE rowid IN (SELECT f.frag_key FROM fragments f JOIN events e ON e.event_key = f.event_key WHERE e.session_key = ?1)",
-			[sessionKey],
-		);
-		db.run("DELETE FROM fragments WHERE event_key IN (SELECT event_key FROM events WHERE session_key = ?1)", [sessionKey]);
+		db.run("DELETE FROM fts WHERE rowid IN (SELECT frag_key FROM fragments WHERE session_key = ?1)", [sessionKey]);
+		db.run("DELETE FROM fragments WHERE session_key = ?1", [sessionKey]);
 		db.run("DELETE FROM event_files WHERE event_key IN (SELECT event_key FROM events WHERE session_key = ?1)", [sessionKey]);
 		db.run("DELETE FROM events WHERE session_key = ?1", [sessionKey]);
 	}
@@ -229,6 +234,11 @@ export class IndexWriter {
 				 FROM events WHERE session_key = ?1 ORDER BY seq`,
 			)
 			.all(sessionKey) as TreeRow[];
+	}
+
+	/** Whether an entry appended before position `seq` names this id as its parent (a forward reference). */
+	hasEarlierChildNamed(sessionKey: number, entryId: string, seq: number): boolean {
+		return this.db.query("SELECT 1 FROM events WHERE session_key = ?1 AND parent_id = ?2 AND seq < ?3 LIMIT 1").get(sessionKey, entryId, seq) !== null;
 	}
 
 	/** Tree rows from append position `fromSeq` on. */

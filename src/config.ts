@@ -3,12 +3,13 @@
  * caller's authorization root. The only module that reads HOME, the environment and pi's
  * settings.json. Everything downstream receives a frozen Settings value.
  */
-import { existsSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import * as v from "valibot";
 import { PiEventsError } from "./errors.ts";
 import type { SourceDir } from "./source/discover.ts";
+import { canonicalPath } from "./source/paths.ts";
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -129,15 +130,7 @@ function readPiSessionDir(path: string): string | null {
 	return null;
 }
 
-/** Canonical form of an existing path (symlinks resolved); a missing path is only normalised. */
-export function canonicalPath(path: string): string {
-	const abs = resolve(path);
-	try {
-		return realpathSync.native(abs);
-	} catch {
-		return abs;
-	}
-}
+export { canonicalPath };
 
 /**
  * The caller's authorization root: an explicit root, else the Git worktree root containing the

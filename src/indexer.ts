@@ -6,8 +6,8 @@
  */
 import type { Database } from "bun:sqlite";
 import { lstatSync } from "node:fs";
-import { dirname, isAbsolute } from "node:path";
-import { canonicalPath } from "./config.ts";
+import { dirname, isAbsolute, resolve } from "node:path";
+import { canonicalPath } from "./source/paths.ts";
 import type { Diagnostic } from "./model.ts";
 import type { ProjectedEvent } from "./project/projector.ts";
 import { classifySession, producesMessages, type TreeNode } from "./project/tree.ts";
@@ -216,6 +216,7 @@ function rebuildFile(
 			// The file row must exist before its session row: insert a provisional one, finished below.
 			provisionalFileKey ??= writer.upsertFile({
 				path: file.path,
+				real_path: canonicalPath(file.path),
 				source_dir: file.sourceDir,
 				dev: file.dev,
 				ino: file.ino,
@@ -279,6 +280,7 @@ function fileFacts(
 	const fp = fingerprintPrefix(file.path, read.end);
 	return {
 		path: file.path,
+		real_path: canonicalPath(file.path),
 		source_dir: file.sourceDir,
 		dev: read.stat.dev,
 		ino: read.stat.ino,
@@ -306,7 +308,15 @@ function sessionFacts(state: ParserState) {
 		cwdReal: h.cwd && isAbsolute(h.cwd) ? canonicalPath(h.cwd) : null,
 		created: h.timestamp,
 		parentSession: h.parentSession,
+		parentReal: resolveParent(h.parentSession, h.cwd),
 	};
+}
+
+/** pi stores parentSession as a path, relative in old versions (to the cwd it was typed in). */
+function resolveParent(parent: string | null, cwd: string | null): string | null {
+	if (!parent) return null;
+	if (isAbsolute(parent)) return canonicalPath(parent);
+	return cwd && isAbsolute(cwd) ? canonicalPath(resolve(cwd, parent)) : null;
 }
 
 function toNode(row: TreeRow): TreeNode {

@@ -5,8 +5,7 @@
  */
 import type { ArgsDef } from "citty";
 import type { Scope } from "../auth/scope.ts";
-import { resolve } from "node:path";
-import { resolveRoot, type Settings } from "../config.ts";
+import { canonicalPath, resolveRoot, type Settings } from "../config.ts";
 
 export const callerArgs = {
 	root: { type: "string", description: "Authorization root (default: Git worktree root of the cwd, else the cwd)", valueHint: "dir" },
@@ -30,7 +29,7 @@ export function scopeFrom(flags: CallerFlags, settings: Settings, env: Record<st
 	const file = flags["current-file"] || env.PI_SESSION_FILE || null;
 	const current =
 		sessionId || file
-			? { sessionId, sessionFile: file ? resolve(file) : null, toolCallId: flags["tool-call-id"] || null }
+			? { sessionId, sessionFile: file ? canonicalPath(file) : null, toolCallId: flags["tool-call-id"] || null }
 			: null;
 	return { roots, current };
 }

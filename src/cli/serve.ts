@@ -1,6 +1,6 @@
 /** `pi-events serve --stdio`: the MCP tool server used by the pi extension and other MCP clients. */
-import { resolve } from "node:path";
 import { defineCommand } from "citty";
+import { canonicalPath } from "../config.ts";
 import { PiEventsError } from "../errors.ts";
 import { VERSION } from "../version.ts";
 import { serveStream, StdioServer } from "../server/stdio.ts";
@@ -32,7 +32,7 @@ export const serveCommand = defineCommand({
 				root: a.root ?? null,
 				cwd: process.cwd(),
 				sessionId: process.env.PI_SESSION_ID || null,
-				sessionFile: process.env.PI_SESSION_FILE ? resolve(process.env.PI_SESSION_FILE) : null,
+				sessionFile: process.env.PI_SESSION_FILE ? canonicalPath(process.env.PI_SESSION_FILE) : null,
 			},
 			write: (frame) => process.stdout.write(`${frame}\n`),
 			log,

@@ -23,7 +23,7 @@ interface Span {
 export function makeSnippet(text: string, termTokens: readonly string[][], maxChars = SNIPPET_CHARS): string {
 	const flat = text.replace(/\s+/g, " ");
 	const folded = foldPreservingLength(flat);
-	const spans = findSpans(folded, termTokens);
+	const spans = findSpans(folded, termTokens, flat);
 	const marker = OMISSION_MARKER_RE.exec(text);
 	const markerFlat = marker ? marker[0].replace(/\s+/g, " ").trim() : null;
 	const markerAt = markerFlat ? flat.indexOf(markerFlat) : -1;
@@ -65,7 +65,25 @@ function foldPreservingLength(text: string): string {
 	return out;
 }
 
-function findSpans(folded: string, termTokens: readonly string[][]): Span[] {
+const WORD = /[\p{L}\p{N}]/u;
+const UPPER = /\p{Lu}/u;
+const LOWER = /\p{Ll}/u;
+const CJK = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]/u;
+
+/**
+ * Whether a word may start (or end) between `before` and `after` in the original text: at a
+ * non-word character, at a camelCase hump (`parse|Session`, `HTTP|Server`), or beside CJK,
+ * which the index splits per character. So marks never land inside a word (`edi«ts»`).
+ */
+function isBoundary(before: string | undefined, after: string | undefined, afterNext: string | undefined): boolean {
+	if (before === undefined || after === undefined) return true;
+	if (!WORD.test(before) || !WORD.test(after)) return true;
+	if (CJK.test(before) || CJK.test(after)) return true;
+	if (LOWER.test(before) && UPPER.test(after)) return true;
+	return UPPER.test(before) && UPPER.test(after) && afterNext !== undefined && LOWER.test(afterNext);
+}
+
+function findSpans(folded: string, termTokens: readonly string[][], original: string): Span[] {
 	const spans: Span[] = [];
 	termTokens.forEach((tokens, term) => {
 		for (const token of tokens) {
@@ -75,9 +93,12 @@ function findSpans(folded: string, termTokens: readonly string[][]): Span[] {
 			for (;;) {
 				const at = folded.indexOf(token, from);
 				if (at < 0 || count > 200) break;
-				spans.push({ start: at, end: at + token.length, term });
-				from = at + token.length;
-				count++;
+				const end = at + token.length;
+				if (isBoundary(original[at - 1], original[at], original[at + 1]) && isBoundary(original[end - 1], original[end], original[end + 1])) {
+					spans.push({ start: at, end, term });
+					count++;
+				}
+				from = at + 1;
 			}
 		}
 	});

@@ -63,26 +63,27 @@ export function normalizeWhitespace(text: string): string {
 }
 
 /**
- * Tool name and arguments as searchable text: one `key: value` line per argument, strings
- * verbatim (so commands and paths read as typed), anything else as compact JSON.
+ * Tool name and arguments as searchable text: one `key: value` line per leaf argument, nested
+ * keys joined with dots (`edits.0.newText`), strings verbatim. Never JSON-escaped: an escaped
+ * `\n` or `\t` would glue its letter to the next word (`\treturn` → `treturn`).
  */
 export function renderToolCall(name: string, args: unknown): string {
 	const lines = [name];
-	if (args && typeof args === "object" && !Array.isArray(args)) {
-		for (const [key, value] of Object.entries(args as Record<string, unknown>)) {
-			lines.push(`${key}: ${typeof value === "string" ? value : safeJson(value)}`);
-		}
-	} else if (args !== undefined) {
-		lines.push(safeJson(args));
-	}
+	flattenArgs(args, "", lines, 0);
 	return lines.join("\n");
 }
 
-function safeJson(value: unknown): string {
-	try {
-		return JSON.stringify(value) ?? "";
-	} catch {
-		return "";
+const MAX_ARG_DEPTH = 6;
+
+function flattenArgs(value: unknown, key: string, lines: string[], depth: number): void {
+	if (value === undefined || value === null) return;
+	if (typeof value === "string") {
+		lines.push(key ? `${key}: ${value}` : value);
+	} else if (typeof value === "number" || typeof value === "boolean") {
+		lines.push(key ? `${key}: ${value}` : String(value));
+	} else if (typeof value === "object" && depth < MAX_ARG_DEPTH) {
+		const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value as Record<string, unknown>);
+		for (const [k, v] of entries) flattenArgs(v, key ? `${key}.${k}` : k, lines, depth + 1);
 	}
 }
 

@@ -6,6 +6,7 @@
 import type { Database } from "bun:sqlite";
 import { type Scope, sessionInScope } from "../auth/scope.ts";
 import { PiEventsError } from "../errors.ts";
+import { canonicalPath } from "../source/paths.ts";
 import { invocationCutoff, sessionIdOfFile } from "../store/search.ts";
 import { type EventRow, EventStore, type SessionRow } from "../store/events.ts";
 
@@ -20,7 +21,8 @@ export class Access {
 	) {
 		this.store = new EventStore(db);
 		const current = scope.current;
-		this.currentId = current?.sessionId ?? (current?.sessionFile ? sessionIdOfFile(db, current.sessionFile) : null);
+		// A file given under another spelling (a symlinked directory) must still be recognised: fail closed.
+		this.currentId = current?.sessionId ?? (current?.sessionFile ? sessionIdOfFile(db, canonicalPath(current.sessionFile)) : null);
 	}
 
 	sessionVisible(session: SessionRow): boolean {

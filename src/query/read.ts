@@ -43,7 +43,7 @@ export interface ReadResult {
 	event: EventView & {
 		locator: { file: string; line: number; byteOffset: number; byteLength: number };
 		meta: Record<string, unknown>;
-		files: { path: string; op: string }[];
+		files: { path: string; op: string; absolutePath?: string }[];
 	};
 	session: { sessionId: string; cwd: string | null; name: string | null; file: string };
 	content: ContentPart[];

@@ -13,6 +13,7 @@ import {
 	type CandidateRow,
 	countMatches,
 	hydrate,
+	matchedPerEvent,
 	rankFragments,
 	type RankedRow,
 	invocationCutoff,
@@ -20,6 +21,7 @@ import {
 	type SqlFilters,
 	sessionIdOfFile,
 } from "../store/search.ts";
+import { canonicalPath } from "../source/paths.ts";
 import { EventStore } from "../store/events.ts";
 import { parseQuery } from "./fts.ts";
 import { fragmentTexts } from "./source-text.ts";
@@ -120,17 +122,11 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 		}
 		rankedShare = top > 0 ? (top - hi) / top : 1;
 		if (hi <= 0) mode = "full";
-		ranked.sort((a, b) => a.score - b.score || b.frag_key - a.frag_key);
 	}
 
-	// One hit per event; details only for the fragments that can still become hits.
-	const best = new Map<number, RankedRow>();
-	const matched = new Map<number, number>();
-	for (const r of ranked) {
-		matched.set(r.event_key, (matched.get(r.event_key) ?? 0) + 1);
-		if (!best.has(r.event_key)) best.set(r.event_key, r);
-	}
-	const rows = hydrate(db, [...best.values()].slice(0, limit)).sort(compareRows);
+	// One hit per event (its best fragment), cut at `limit` with ties broken by the full order.
+	const truncated = mode === "full" && ranked.length >= fetch;
+	const rows = selectEvents(db, ranked, limit, truncated ? (score) => rankFragments(db, parsed.match, filters, TIE_CAP, null, score) : null);
 	if (filters.cutoff) {
 		// The current session's name as it was before the cutoff: a later rename must not leak.
 		const store = new EventStore(db);
@@ -138,6 +134,12 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 			if (row.session_id === filters.cutoff.sessionId) row.session_name = store.factsBefore(row.session_key, filters.cutoff.seq).name;
 		}
 	}
+	const matched = matchedPerEvent(
+		db,
+		parsed.match,
+		rows.map((r) => r.event_key),
+		filters.kinds,
+	);
 	const hits = rows.map((row) => ({ row, matched: matched.get(row.event_key) ?? 1 }));
 	const termTokens = parsed.terms.map((t) => t.tokens);
 	return {
@@ -147,11 +149,46 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 	};
 }
 
+/** Most tied fragments considered when a cut falls inside a tie (identical copies, e.g. forks). */
+const TIE_CAP = 1000;
+
+/**
+ * The best fragment per event, cut at `limit`. Events whose score ties with the last one kept
+ * are ordered by the full tie-break (newest first, then session, entry, fragment id), including
+ * tied fragments beyond what was fetched, so a smaller limit always yields a prefix of a larger one.
+ */
+function selectEvents(db: Database, ranked: RankedRow[], limit: number, moreTied: ((score: number) => RankedRow[]) | null): CandidateRow[] {
+	const best = bestPerEvent(ranked);
+	if (best.length === 0) return [];
+	const boundary = best[Math.min(limit, best.length) - 1]!.score;
+	const sure = best.filter((r) => r.score < boundary);
+	let tied = best.filter((r) => r.score === boundary);
+	if (moreTied) {
+		const seen = new Set(best.map((r) => r.event_key));
+		tied = tied.concat(bestPerEvent(moreTied(boundary)).filter((r) => !seen.has(r.event_key)));
+	}
+	const rows = hydrate(db, sure);
+	if (rows.length < limit && tied.length > 0) {
+		const tiedRows = hydrate(db, tied).sort(compareRows);
+		rows.push(...tiedRows.slice(0, limit - rows.length));
+	}
+	return rows.sort(compareRows);
+}
+
+function bestPerEvent(ranked: RankedRow[]): RankedRow[] {
+	const best = new Map<number, RankedRow>();
+	for (const r of ranked) {
+		const seen = best.get(r.event_key);
+		if (!seen || r.score < seen.score || (r.score === seen.score && r.frag_key > seen.frag_key)) best.set(r.event_key, r);
+	}
+	return [...best.values()].sort((a, b) => a.score - b.score || b.frag_key - a.frag_key);
+}
+
 function resolveFilters(db: Database, request: SearchRequest): SqlFilters {
 	const { scope, filters } = request;
 	const current = scope.current;
 	let currentId = current?.sessionId ?? null;
-	if (!currentId && current?.sessionFile) currentId = sessionIdOfFile(db, current.sessionFile);
+	if (!currentId && current?.sessionFile) currentId = sessionIdOfFile(db, canonicalPath(current.sessionFile));
 	const excludeSessionIds: string[] = [];
 	let cutoff: SqlFilters["cutoff"] = null;
 	if (currentId) {

@@ -5,7 +5,6 @@
  * lineage resolves `parentSession` only to indexed, authorized files, and stops at anything else
  * without revealing it.
  */
-import { basename, isAbsolute, resolve } from "node:path";
 import type { EventRow, SessionRow } from "../store/events.ts";
 import type { Access } from "./access.ts";
 import { type EventView, eventView } from "./views.ts";
@@ -107,8 +106,7 @@ function lineage(access: Access, session: SessionRow, event: EventRow): Relation
 	const store = access.store;
 	const out: Relation[] = [];
 	if (session.parent_session) {
-		const parentPath = isAbsolute(session.parent_session) ? resolve(session.parent_session) : session.cwd && isAbsolute(session.cwd) ? resolve(session.cwd, session.parent_session) : null;
-		const parent = parentPath ? store.sessionByPath(parentPath) : null;
+		const parent = session.parent_real ? store.sessionByRealPath(session.parent_real) : null;
 		if (parent && access.sessionVisible(parent)) {
 			out.push({ relation: "session-parent", direction: "out", label: "recorded", node: null, session: sessionInfo(parent, access) });
 			const copy = store.event(parent.session_key, event.entry_id);
@@ -119,10 +117,8 @@ function lineage(access: Access, session: SessionRow, event: EventRow): Relation
 			out.push({ relation: "session-parent", direction: "out", label: "recorded", node: null, session: null, note: "the parent session is not available (not indexed, moved, or outside your scope)" });
 		}
 	}
-	for (const child of store.sessionsNamingParent(basename(session.path))) {
-		if (child.session_key === session.session_key || !access.sessionVisible(child) || !child.parent_session) continue;
-		const childParent = isAbsolute(child.parent_session) ? resolve(child.parent_session) : child.cwd && isAbsolute(child.cwd) ? resolve(child.cwd, child.parent_session) : null;
-		if (childParent !== session.path) continue;
+	for (const child of store.childrenOfFile(session.real_path)) {
+		if (child.session_key === session.session_key || !access.sessionVisible(child)) continue;
 		out.push({ relation: "session-child", direction: "in", label: "recorded", node: null, session: sessionInfo(child, access) });
 		const copy = store.event(child.session_key, event.entry_id);
 		if (copy && !event.id_derived && access.eventVisible(child, copy)) {

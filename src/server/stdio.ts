@@ -7,7 +7,9 @@
 import type { Database } from "bun:sqlite";
 import { resolve } from "node:path";
 import type { Scope } from "../auth/scope.ts";
-import { resolveRoot, type Settings } from "../config.ts";
+import { statSync } from "node:fs";
+import { canonicalPath, resolveRoot, type Settings } from "../config.ts";
+import { indexedSize } from "../store/status.ts";
 import { errorCode, isPiEventsError, publicMessage } from "../errors.ts";
 import { type Freshness, refresh } from "../freshness.ts";
 import { decodeLine, frameLines } from "../source/jsonl.ts";
@@ -170,7 +172,7 @@ export class StdioServer {
 				db: this.opts.db,
 				scope: this.scopeFor(caller),
 				cwd: caller.cwd,
-				refresh: () => this.refresh(),
+				refresh: () => this.refresh(caller.sessionFile),
 				now: Date.now(),
 			};
 			const out = tool.run(parsed as never, ctx);
@@ -192,12 +194,29 @@ export class StdioServer {
 		};
 	}
 
-	private refresh(): Freshness {
+	/**
+	 * Sync before a call, at most every SYNC_INTERVAL_MS, unless the caller's own session file grew
+	 * since it was indexed: then the invoking entry must be indexed now, or its cutoff would hide
+	 * the whole current session.
+	 */
+	private refresh(callerFile: string | null = null): Freshness {
 		const now = performance.now();
-		if (this.lastFreshness && now - this.lastSync < SYNC_INTERVAL_MS) return this.lastFreshness;
+		const callerGrew = callerFile !== null && this.grewSinceIndexed(callerFile);
+		if (!callerGrew && this.lastFreshness && now - this.lastSync < SYNC_INTERVAL_MS) return this.lastFreshness;
 		this.lastFreshness = refresh(this.opts.db, this.opts.settings.sourceDirs, true, CALL_SYNC_BUDGET_MS);
 		this.lastSync = performance.now();
 		return this.lastFreshness;
+	}
+
+	private grewSinceIndexed(path: string): boolean {
+		let size: number;
+		try {
+			size = statSync(path).size;
+		} catch {
+			return false;
+		}
+		const indexed = indexedSize(this.opts.db, path);
+		return indexed === null || indexed !== size;
 	}
 
 	/** An incremental sync now (the extension asks for this after a turn ends). */
@@ -241,7 +260,7 @@ function callerFrom(meta: Record<string, unknown>, launch: ServerOptions["launch
 	return {
 		cwd: cwd && cwd.startsWith("/") ? resolve(cwd) : launch.cwd,
 		sessionId: fromMeta ? sessionId : launch.sessionId,
-		sessionFile: fromMeta ? (sessionFile ? resolve(sessionFile) : null) : launch.sessionFile,
+		sessionFile: fromMeta ? (sessionFile ? canonicalPath(sessionFile) : null) : launch.sessionFile,
 		toolCallId: str(c.toolCallId),
 	};
 }

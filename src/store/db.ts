@@ -9,13 +9,14 @@ import { PiEventsError } from "../errors.ts";
 import { GAP_TOKEN } from "../project/text.ts";
 
 /** Bump on any change to the DDL below or to what the projector stores. */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 const DDL = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE files (
   file_key INTEGER PRIMARY KEY,
   path TEXT NOT NULL UNIQUE,
+  real_path TEXT NOT NULL,
   source_dir TEXT NOT NULL,
   dev INTEGER NOT NULL, ino INTEGER NOT NULL, size INTEGER NOT NULL, mtime_ms REAL NOT NULL,
   durable_end INTEGER NOT NULL,
@@ -36,12 +37,15 @@ CREATE TABLE sessions (
   cwd_real TEXT,
   created TEXT,
   parent_session TEXT,
+  parent_real TEXT,
   name TEXT,
   entry_count INTEGER NOT NULL DEFAULT 0,
   last_ts_ms INTEGER,
   leaf_entry TEXT
 );
 CREATE INDEX sessions_by_id ON sessions(session_id);
+CREATE INDEX sessions_by_parent ON sessions(parent_real);
+CREATE INDEX files_by_real_path ON files(real_path);
 CREATE TABLE events (
   event_key INTEGER PRIMARY KEY,
   session_key INTEGER NOT NULL,

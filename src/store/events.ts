@@ -13,10 +13,12 @@ export interface SessionRow {
 	cwd_real: string | null;
 	created: string | null;
 	parent_session: string | null;
+	parent_real: string | null;
 	name: string | null;
 	entry_count: number;
 	leaf_entry: string | null;
 	path: string;
+	real_path: string;
 }
 
 export interface EventRow {
@@ -55,7 +57,7 @@ export interface FragmentRow {
 }
 
 const SESSION_COLUMNS =
-	"s.session_key, s.session_id, s.version, s.cwd, s.cwd_real, s.created, s.parent_session, s.name, s.entry_count, s.leaf_entry, f.path";
+	"s.session_key, s.session_id, s.version, s.cwd, s.cwd_real, s.created, s.parent_session, s.parent_real, s.name, s.entry_count, s.leaf_entry, f.path, f.real_path";
 
 export class EventStore {
 	constructor(private readonly db: Database) {}
@@ -67,18 +69,20 @@ export class EventStore {
 			.all(sessionId) as SessionRow[];
 	}
 
-	sessionByPath(path: string): SessionRow | null {
+	/** The session stored in the file at this canonical path. */
+	sessionByRealPath(realPath: string): SessionRow | null {
 		return (
-			(this.db.query(`SELECT ${SESSION_COLUMNS} FROM sessions s JOIN files f ON f.file_key = s.file_key WHERE f.path = ?1`).get(path) as SessionRow | null) ??
-			null
+			(this.db
+				.query(`SELECT ${SESSION_COLUMNS} FROM sessions s JOIN files f ON f.file_key = s.file_key WHERE f.real_path = ?1 ORDER BY f.path LIMIT 1`)
+				.get(realPath) as SessionRow | null) ?? null
 		);
 	}
 
-	/** Sessions whose recorded parentSession ends with this file name (candidates for fork children). */
-	sessionsNamingParent(fileName: string): SessionRow[] {
+	/** Sessions whose header names this canonical file as their parent (fork children). */
+	childrenOfFile(realPath: string): SessionRow[] {
 		return this.db
-			.query(`SELECT ${SESSION_COLUMNS} FROM sessions s JOIN files f ON f.file_key = s.file_key WHERE s.parent_session LIKE ?1 ESCAPE '\\'`)
-			.all(`%${fileName.replace(/[\\%_]/g, (c) => `\\${c}`)}`) as SessionRow[];
+			.query(`SELECT ${SESSION_COLUMNS} FROM sessions s JOIN files f ON f.file_key = s.file_key WHERE s.parent_real = ?1 ORDER BY f.path`)
+			.all(realPath) as SessionRow[];
 	}
 
 	/** Name and last entry as they were before append position `seq` (for the current session's cutoff). */

@@ -180,6 +180,8 @@ export function rankFragments(
 	filters: SqlFilters,
 	limit: number,
 	window: { lo: number; hi: number } | null,
+	/** Only fragments with exactly this score (to resolve ties at a cut). */
+	scoreEquals?: number,
 ): RankedRow[] {
 	const { where, params, needsEvents } = filterSql(filters);
 	const windowSql = window ? " AND fts.rowid BETWEEN ? AND ?" : "";
@@ -188,12 +190,14 @@ export function rankFragments(
 		FROM (SELECT fts.rowid AS frag_key, ${BM25} AS rank FROM fts WHERE fts MATCH ?${windowSql}) m
 		JOIN fragments f ON f.frag_key = m.frag_key
 		${needsEvents ? "JOIN events e ON e.event_key = f.event_key" : ""}
-		WHERE ${where}
+		WHERE ${where}${scoreEquals !== undefined ? ` AND m.rank * ${kindCase} = ?` : ""}
 		ORDER BY score ASC, m.frag_key DESC
 		LIMIT ?`;
 	const bindings: SQLQueryBindings[] = [match];
 	if (window) bindings.push(window.lo, window.hi);
-	bindings.push(...params, limit);
+	bindings.push(...params);
+	if (scoreEquals !== undefined) bindings.push(scoreEquals);
+	bindings.push(limit);
 	return db.query(sql).all(...bindings) as RankedRow[];
 }
 
@@ -219,6 +223,21 @@ export function hydrate(db: Database, ranked: RankedRow[]): CandidateRow[] {
 		if (row) out.push({ ...row, score: r.score });
 	}
 	return out;
+}
+
+/** How many fragments of each of these events match (fragments first: FTS probed by rowid). */
+export function matchedPerEvent(db: Database, match: string, eventKeys: number[], kinds?: readonly string[]): Map<number, number> {
+	if (eventKeys.length === 0) return new Map();
+	// Only the kind filter differs between fragments of one event; the others hold for all of them.
+	const kindSql = kinds?.length ? ` AND f.kind IN (${kinds.map(() => "?").join(", ")})` : "";
+	const rows = db
+		.query(
+			`SELECT f.event_key, count(*) AS n FROM fragments f CROSS JOIN fts
+			 WHERE fts.rowid = f.frag_key AND f.event_key IN (${eventKeys.map(() => "?").join(", ")})${kindSql} AND fts MATCH ?
+			 GROUP BY f.event_key`,
+		)
+		.all(...eventKeys, ...(kinds ?? []), match) as { event_key: number; n: number }[];
+	return new Map(rows.map((r) => [r.event_key, r.n]));
 }
 
 /** Number of fragments matching the expression (cheap: no ranking, no joins). */
@@ -255,7 +274,7 @@ export function invocationCutoff(db: Database, sessionId: string, toolCallId: st
 
 export function sessionIdOfFile(db: Database, path: string): string | null {
 	const row = db
-		.query("SELECT s.session_id FROM sessions s JOIN files f ON f.file_key = s.file_key WHERE f.path = ?1")
+		.query("SELECT s.session_id FROM sessions s JOIN files f ON f.file_key = s.file_key WHERE f.path = ?1 OR f.real_path = ?1 LIMIT 1")
 		.get(path) as { session_id: string } | null;
 	return row?.session_id ?? null;
 }

@@ -35,3 +35,9 @@ export function indexCounts(db: Database): IndexCounts {
 		}[],
 	};
 }
+
+/** The size at which a session file was last indexed (by path or canonical path), or null. */
+export function indexedSize(db: Database, path: string): number | null {
+	const row = db.query("SELECT size FROM files WHERE path = ?1 OR real_path = ?1 LIMIT 1").get(path) as { size: number } | null;
+	return row?.size ?? null;
+}

@@ -12,6 +12,8 @@ import { auxTokens } from "../project/text.ts";
 export interface FileRow {
 	file_key: number;
 	path: string;
+	/** The path with symlinks resolved (how the current session and fork parents are matched). */
+	real_path: string;
 	source_dir: string;
 	dev: number;
 	ino: number;
@@ -49,6 +51,8 @@ export interface SessionFacts {
 	cwdReal: string | null;
 	created: string | null;
 	parentSession: string | null;
+	/** parentSession resolved (against the cwd when relative) and canonicalized, if it can be. */
+	parentReal: string | null;
 }
 
 /** Context role depends only on what the entry is, so it is fixed at insert time. */
@@ -159,9 +163,9 @@ export class IndexWriter {
 	upsertFile(facts: FileFacts): number {
 		const row = this.db
 			.query(
-				`INSERT INTO files (path, source_dir, dev, ino, size, mtime_ms, durable_end, next_line, head_hash, tail_hash, parser_state, status, problem, diagnostics, indexed_at)
-				 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
-				 ON CONFLICT(path) DO UPDATE SET source_dir = excluded.source_dir, dev = excluded.dev, ino = excluded.ino, size = excluded.size,
+				`INSERT INTO files (path, source_dir, dev, ino, size, mtime_ms, durable_end, next_line, head_hash, tail_hash, parser_state, status, problem, diagnostics, indexed_at, real_path)
+				 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
+				 ON CONFLICT(path) DO UPDATE SET real_path = excluded.real_path, source_dir = excluded.source_dir, dev = excluded.dev, ino = excluded.ino, size = excluded.size,
 				   mtime_ms = excluded.mtime_ms, durable_end = excluded.durable_end, next_line = excluded.next_line, head_hash = excluded.head_hash,
 				   tail_hash = excluded.tail_hash, parser_state = excluded.parser_state, status = excluded.status, problem = excluded.problem,
 				   diagnostics = excluded.diagnostics, indexed_at = excluded.indexed_at
@@ -183,6 +187,7 @@ export class IndexWriter {
 				facts.problem,
 				facts.diagnostics,
 				facts.indexed_at,
+				facts.real_path,
 			) as { file_key: number };
 		return row.file_key;
 	}
@@ -196,13 +201,13 @@ export class IndexWriter {
 	upsertSession(fileKey: number, s: SessionFacts): number {
 		const row = this.db
 			.query(
-				`INSERT INTO sessions (file_key, session_id, version, cwd, cwd_real, created, parent_session)
-				 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+				`INSERT INTO sessions (file_key, session_id, version, cwd, cwd_real, created, parent_session, parent_real)
+				 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
 				 ON CONFLICT(file_key) DO UPDATE SET session_id = excluded.session_id, version = excluded.version, cwd = excluded.cwd,
-				   cwd_real = excluded.cwd_real, created = excluded.created, parent_session = excluded.parent_session
+				   cwd_real = excluded.cwd_real, created = excluded.created, parent_session = excluded.parent_session, parent_real = excluded.parent_real
 				 RETURNING session_key`,
 			)
-			.get(fileKey, s.sessionId, s.version, s.cwd, s.cwdReal, s.created, s.parentSession) as { session_key: number };
+				.get(fileKey, s.sessionId, s.version, s.cwd, s.cwdReal, s.created, s.parentSession, s.parentReal) as { session_key: number };
 		return row.session_key;
 	}
 

@@ -9,7 +9,7 @@ import { PiEventsError } from "../errors.ts";
 import { GAP_TOKEN } from "../project/text.ts";
 
 /** Bump on any change to the DDL below or to what the projector stores. */
-export const SCHEMA_VERSION = 7;
+export const SCHEMA_VERSION = 8;
 
 const DDL = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -83,6 +83,7 @@ CREATE TABLE fragments (
   session_key INTEGER NOT NULL,
   fragment_id TEXT NOT NULL,
   kind TEXT NOT NULL,
+  weight REAL NOT NULL,
   full_length INTEGER NOT NULL,
   bounded INTEGER NOT NULL
 );

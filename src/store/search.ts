@@ -6,24 +6,7 @@
  */
 import type { Database, SQLQueryBindings } from "bun:sqlite";
 import type { BranchState, SelectionState, SemanticKind } from "../model.ts";
-
-/**
- * Per-kind multipliers on BM25 (higher ranks higher). What a person typed and the commands and
- * paths an agent used are the strongest known-item evidence; summaries restate other events and
- * tool/bash output is long and noisy, so they are damped rather than excluded.
- */
-export const KIND_WEIGHTS: Record<SemanticKind, number> = {
-	"session.name": 1.5,
-	"user.text": 1.3,
-	"bash.command": 1.2,
-	"tool.call": 1.1,
-	"assistant.text": 1.0,
-	"custom.message": 0.8,
-	"summary.compaction": 0.7,
-	"summary.branch": 0.7,
-	"tool.result": 0.75,
-	"bash.output": 0.75,
-};
+export { KIND_WEIGHTS } from "../project/weights.ts";
 
 /** BM25 column weights: the visible text counts fully, derived split tokens (aux) less. */
 const BM25 = "bm25(fts, 1.0, 0.5)";
@@ -79,10 +62,6 @@ export interface CandidateRow {
 	session_name: string | null;
 	session_file: string;
 }
-
-const kindCase = `CASE f.kind ${Object.entries(KIND_WEIGHTS)
-	.map(([k, w]) => `WHEN '${k}' THEN ${w}`)
-	.join(" ")} ELSE 1.0 END`;
 
 interface SqlPart {
 	sql: string[];
@@ -186,11 +165,11 @@ export function rankFragments(
 	const { where, params, needsEvents } = filterSql(filters);
 	const windowSql = window ? " AND fts.rowid BETWEEN ? AND ?" : "";
 	const sql = `
-		SELECT m.frag_key, m.rank * ${kindCase} AS score, f.event_key
+		SELECT m.frag_key, m.rank * f.weight AS score, f.event_key
 		FROM (SELECT fts.rowid AS frag_key, ${BM25} AS rank FROM fts WHERE fts MATCH ?${windowSql}) m
 		JOIN fragments f ON f.frag_key = m.frag_key
 		${needsEvents ? "JOIN events e ON e.event_key = f.event_key" : ""}
-		WHERE ${where}${scoreEquals !== undefined ? ` AND m.rank * ${kindCase} = ?` : ""}
+		WHERE ${where}${scoreEquals !== undefined ? ` AND m.rank * f.weight = ?` : ""}
 		ORDER BY score ASC, m.frag_key DESC
 		LIMIT ?`;
 	const bindings: SQLQueryBindings[] = [match];

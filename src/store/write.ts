@@ -8,6 +8,7 @@ import { isAbsolute, resolve } from "node:path";
 import type { TreeState } from "../model.ts";
 import type { ProjectedEvent } from "../project/projector.ts";
 import { auxTokens } from "../project/text.ts";
+import { fragmentWeight } from "../project/weights.ts";
 
 export interface FileRow {
 	file_key: number;
@@ -87,7 +88,7 @@ export class IndexWriter {
 			 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)`,
 		);
 		this.insertFragment = db.prepare(
-			"INSERT INTO fragments (event_key, session_key, fragment_id, kind, full_length, bounded) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+			"INSERT INTO fragments (event_key, session_key, fragment_id, kind, weight, full_length, bounded) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 		);
 		this.insertFts = db.prepare("INSERT INTO fts (rowid, body, aux) VALUES (?1, ?2, ?3)");
 		this.insertFile = db.prepare("INSERT INTO event_files (event_key, path, recorded, op) VALUES (?1, ?2, ?3, ?4)");
@@ -126,7 +127,7 @@ export class IndexWriter {
 			);
 			const eventKey = Number(result.lastInsertRowid);
 			for (const f of e.fragments) {
-				const fr = this.insertFragment.run(eventKey, sessionKey, f.fragmentId, f.kind, f.fullLength, f.bounded ? 1 : 0);
+				const fr = this.insertFragment.run(eventKey, sessionKey, f.fragmentId, f.kind, fragmentWeight(f.kind, e.isError), f.fullLength, f.bounded ? 1 : 0);
 				// The aux column carries the tool name and custom type too, so they match as words.
 				const extra = [e.toolName, e.customType].filter(Boolean).join(" ");
 				this.insertFts.run(Number(fr.lastInsertRowid), f.indexText, extra ? `${extra}\n${auxTokens(f.indexText)}` : auxTokens(f.indexText));

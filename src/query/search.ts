@@ -167,12 +167,18 @@ function selectEvents(db: Database, ranked: RankedRow[], limit: number, moreTied
 		const seen = new Set(best.map((r) => r.event_key));
 		tied = tied.concat(bestPerEvent(moreTied(boundary)).filter((r) => !seen.has(r.event_key)));
 	}
-	const rows = hydrate(db, sure);
-	if (rows.length < limit && tied.length > 0) {
-		const tiedRows = hydrate(db, tied).sort(compareRows);
-		rows.push(...tiedRows.slice(0, limit - rows.length));
-	}
-	return rows.sort(compareRows);
+	// Hydrate a little past the cut: an /export + /import pair holds the same (sessionId, entryId)
+	// in two files, and such copies are one event, shown once.
+	const want = limit * 2;
+	const rows = hydrate(db, sure.slice(0, want)).sort(compareRows);
+	if (rows.length < want && tied.length > 0) rows.push(...hydrate(db, tied).sort(compareRows).slice(0, want - rows.length));
+	const seen = new Set<string>();
+	return rows.filter((r) => {
+		const key = `${r.session_id}\u0000${r.entry_id}`;
+		if (seen.has(key)) return false;
+		seen.add(key);
+		return true;
+	}).slice(0, limit);
 }
 
 function bestPerEvent(ranked: RankedRow[]): RankedRow[] {

@@ -79,7 +79,8 @@ const add = (what: string, value: string) => {
 	const seconds = (performance.now() - started) / 1000;
 	if (p.exitCode !== 0) throw new Error(`index failed: ${p.stderr.toString()}`);
 	const report = JSON.parse(p.stdout.toString()) as { eventsAdded: number; bytesRead: number };
-	const rssMb = (p.resourceUsage?.maxRSS ?? 0) / 1024;
+	// resourceUsage().maxRSS is in bytes.
+	const rssMb = (p.resourceUsage?.maxRSS ?? 0) / 1024 / 1024;
 	const dbBytes = statSync(indexPath).size + (existsSync(`${indexPath}-wal`) ? statSync(`${indexPath}-wal`).size : 0);
 	add("corpus", `${(manifest.totalBytes / 1e6).toFixed(0)} MB, ${manifest.files} sessions, ${manifest.entries.toLocaleString("en-US")} entries`);
 	add("cold index", `${seconds.toFixed(1)} s, ${(manifest.totalBytes / 1e6 / seconds).toFixed(1)} MB/s, ${Math.round(report.eventsAdded / seconds).toLocaleString("en-US")} entries/s`);

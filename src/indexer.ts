@@ -6,7 +6,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { lstatSync } from "node:fs";
-import { dirname, isAbsolute, resolve } from "node:path";
+import { basename, dirname, isAbsolute, resolve } from "node:path";
 import { canonicalPath } from "./source/paths.ts";
 import type { Diagnostic } from "./model.ts";
 import type { ProjectedEvent } from "./project/projector.ts";
@@ -14,7 +14,7 @@ import { classifySession, producesMessages, type TreeNode } from "./project/tree
 import { type DiscoveredFile, type Discovery, discover, errno, type SourceDir } from "./source/discover.ts";
 import { fingerprintPrefix, readDurableLines } from "./source/read.ts";
 import { initialParserState, type ParserState, parseLines } from "./source/session-parser.ts";
-import { type FileRow, IndexWriter, type TreeRow } from "./store/write.ts";
+import { type FileObservation, type FileRow, IndexWriter, type SessionScope, type TreeRow } from "./store/write.ts";
 
 export interface SyncOptions {
 	sourceDirs: readonly SourceDir[];
@@ -52,6 +52,12 @@ export interface SyncReport {
 	complete: boolean;
 }
 
+const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Commit a batch of changed files after this many bytes read or this long (other writers wait at most that). */
+const BATCH_BYTES = 32 * 1024 * 1024;
+const BATCH_MS = 500;
+
 type Outcome = "new" | "appended" | "rebuilt" | "unchanged" | "keptLastGood" | "rejected";
 
 /** Run one sync over the configured source directories. */
@@ -87,18 +93,39 @@ export function syncIndex(db: Database, options: SyncOptions): SyncReport {
 		return !row || row.dev !== f.dev || row.ino !== f.ino || row.size !== f.size || row.mtime_ms !== f.mtimeMs;
 	});
 	report.sessions.unchanged = found.files.length - changed.length;
+	// pi names files <ISO timestamp>_<id>.jsonl: indexing in name order gives new sessions keys
+	// (and fragment rowids) in creation order, which the common-term path reads newest first.
+	changed.sort((a, b) => cmp(basename(a.path), basename(b.path)) || cmp(a.path, b.path));
 	const total = changed.length;
 	let done = 0;
-	for (const file of changed) {
-		if (options.budgetMs !== undefined && performance.now() - started > options.budgetMs) {
-			report.sessions.pending = total - done;
-			report.complete = false;
-			break;
+	// Small sessions are committed in batches (each file still in its own savepoint): one commit
+	// per file would flush FTS5's pending postings into many tiny segments and slow a cold index.
+	let batchStarted = 0;
+	let batchBytes = 0;
+	try {
+		for (const file of changed) {
+			if (options.budgetMs !== undefined && performance.now() - started > options.budgetMs) {
+				report.sessions.pending = total - done;
+				report.complete = false;
+				break;
+			}
+			if (!db.inTransaction) {
+				db.run("BEGIN IMMEDIATE");
+				batchStarted = performance.now();
+				batchBytes = 0;
+			}
+			const before = report.bytesRead;
+			const outcome = syncFile(db, writer, file, report, addDiagnostics);
+			report.sessions[outcome]++;
+			done++;
+			batchBytes += report.bytesRead - before;
+			if (batchBytes >= BATCH_BYTES || performance.now() - batchStarted >= BATCH_MS) db.run("COMMIT");
+			options.onProgress?.({ done, total, bytes: report.bytesRead });
 		}
-		const outcome = syncFile(db, writer, file, report, addDiagnostics);
-		report.sessions[outcome]++;
-		done++;
-		options.onProgress?.({ done, total, bytes: report.bytesRead });
+		if (db.inTransaction) db.run("COMMIT");
+	} catch (err) {
+		if (db.inTransaction) db.run("ROLLBACK");
+		throw err;
 	}
 
 	removeVanished(db, writer, found, known, options.sourceDirs, report);
@@ -158,7 +185,7 @@ function appendFile(writer: IndexWriter, file: DiscoveredFile, row: FileRow, rep
 	let diagnostics = 0;
 	const read = readDurableLines(file.path, row.durable_end, row.next_line, (lines) => {
 		const out = parseLines(state, lines, file.path, (id) => writer.entryExists(sessionKey, id));
-		writer.insertEvents(sessionKey, out.events, state.header?.cwd ?? null);
+		writer.insertEvents(sessionKey, out.events, sessionScope(state));
 		for (const e of out.events) {
 			added.push(e);
 			report.fragmentsAdded += e.fragments.length;
@@ -236,7 +263,7 @@ function rebuildFile(
 		}
 		if (sessionKey === null) return;
 		for (const e of out.events) ids.add(e.entryId);
-		const { fragments } = writer.insertEvents(sessionKey, out.events, state.header?.cwd ?? null);
+		const { fragments } = writer.insertEvents(sessionKey, out.events, sessionScope(state));
 		events += out.events.length;
 		report.fragmentsAdded += fragments;
 	});
@@ -296,6 +323,11 @@ function fileFacts(
 		diagnostics,
 		indexed_at: Date.now(),
 	};
+}
+
+function sessionScope(state: ParserState): SessionScope {
+	const facts = sessionFacts(state);
+	return { sessionId: facts.sessionId, cwd: facts.cwd, cwdReal: facts.cwdReal };
 }
 
 function sessionFacts(state: ParserState) {
@@ -374,7 +406,7 @@ function removeVanished(
 	db: Database,
 	writer: IndexWriter,
 	found: Discovery,
-	known: Map<string, FileRow>,
+	known: Map<string, FileObservation>,
 	sourceDirs: readonly SourceDir[],
 	report: SyncReport,
 ): void {

@@ -55,14 +55,21 @@ export function makeSnippet(text: string, termTokens: readonly string[][], maxCh
 	return out.trim();
 }
 
+/** Lowercase with diacritics removed, keeping one output unit per input unit (offsets stay valid). */
 function foldPreservingLength(text: string): string {
+	// Most text is ASCII: lowercase keeps the length, and nothing else needs folding.
+	if (/^[\x00-\x7f]*$/.test(text)) return text.toLowerCase();
 	let out = "";
-	for (const ch of text) {
+	let runStart = 0;
+	for (let i = 0; i < text.length; i++) {
+		if (text.charCodeAt(i) < 0x80) continue;
+		out += text.slice(runStart, i).toLowerCase();
+		const ch = text[i]!;
 		const f = foldText(ch);
-		// Keep indexes aligned: a folded form of another length falls back to the lowercase char.
-		out += f.length === ch.length ? f : ch.toLowerCase().length === ch.length ? ch.toLowerCase() : ch;
+		out += f.length === 1 ? f : ch.toLowerCase().length === 1 ? ch.toLowerCase() : ch;
+		runStart = i + 1;
 	}
-	return out;
+	return out + text.slice(runStart).toLowerCase();
 }
 
 const WORD = /[\p{L}\p{N}]/u;

@@ -4,7 +4,7 @@
  * reach FTS5 as syntax, because every term is emitted as a quoted FTS5 string.
  */
 import { PiEventsError } from "../errors.ts";
-import { CJK_RUN, GAP_TOKEN, spaceChars, splitCamel } from "../project/text.ts";
+import { CJK_RUN, spaceChars, splitCamel } from "../project/text.ts";
 
 /** Longest accepted query, in characters (an agent may paste a whole log). */
 export const MAX_QUERY_CHARS = 2000;
@@ -33,8 +33,8 @@ export function parseQuery(input: string): ParsedQuery {
 	if (input.length > MAX_QUERY_CHARS) {
 		throw new PiEventsError("E_BAD_QUERY", `the query is ${input.length} characters long; the limit is ${MAX_QUERY_CHARS}`);
 	}
-	// Control characters and the private gap token are never searchable text.
-	const clean = input.replace(/[\u0000-\u001f\u007f]/g, " ").replaceAll(GAP_TOKEN, " ");
+	// Control characters and private-use characters (the gap and scope tokens) are never searchable text.
+	const clean = input.replace(/[\u0000-\u001f\u007f\ue000-\uf8ff]/g, " ");
 	const raw: { text: string; phrase: boolean }[] = [];
 	const re = /"([^"]*)"|([^\s"]+)/g;
 	for (let m = re.exec(clean); m !== null; m = re.exec(clean)) {

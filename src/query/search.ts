@@ -5,7 +5,8 @@
  * strongest fragment as evidence, and attach bounded snippets.
  */
 import type { Database } from "bun:sqlite";
-import type { Scope } from "../auth/scope.ts";
+import { type Scope, sessionInScope } from "../auth/scope.ts";
+import { scopedMatch } from "../auth/scope-tokens.ts";
 import { PiEventsError } from "../errors.ts";
 import type { BranchState, ContextRole, SelectionState, SemanticKind } from "../model.ts";
 import { makeSnippet } from "../present/snippet.ts";
@@ -17,7 +18,6 @@ import {
 	rankFragments,
 	type RankedRow,
 	invocationCutoff,
-	maxFragmentKey,
 	type SqlFilters,
 	sessionIdOfFile,
 } from "../store/search.ts";
@@ -29,15 +29,14 @@ import { fragmentTexts } from "./source-text.ts";
 export const DEFAULT_LIMIT = 10;
 export const MAX_LIMIT = 100;
 /**
- * Above this many matching fragments, rank newest-first windows instead of everything: BM25
- * costs about 1-2 µs per matching fragment (measured), so ranking everything for a very common
- * term would cost tens of milliseconds per call.
+ * Above this many in-scope matching fragments, rank only the newest RECENT_MATCHES: BM25 costs
+ * about 1 µs per matching fragment (measured), so ranking everything for a very common term
+ * would cost tens of milliseconds per call, and an agent calls this unsupervised.
  */
 export const FULL_RANK_LIMIT = 4_000;
-/** Matching fragments ranked per window in the common-term path. */
-const WINDOW_TARGET_MATCHES = 2_000;
-/** Time budget for the common-term path, in ms. */
-const COMMON_BUDGET_MS = 30;
+export const RECENT_MATCHES = 1_000;
+/** Up to this many matches of the unscoped terms, rank them unscoped and filter the scope in SQL. */
+const UNSCOPED_RANK_LIMIT = 8_000;
 
 export type SearchFilters = Omit<SqlFilters, "roots" | "excludeSessionIds" | "cutoff">;
 
@@ -75,11 +74,12 @@ export interface Hit {
 }
 
 export interface SearchCoverage {
-	/** "full": every match was ranked; "recent": very common terms, newest windows ranked under a budget. */
+	/** "full": every in-scope match was ranked; "recent": very common terms, only the newest RECENT_MATCHES were ranked. */
 	mode: "full" | "recent";
-	/** Matching fragments before filters. */
+	/** In-scope matching fragments before event filters: exact up to FULL_RANK_LIMIT, else FULL_RANK_LIMIT + 1 ("more than"). */
 	estimatedMatches: number;
-	/** For "recent": the share of the index (by fragment position, newest first) that was ranked. */
+	matchesExact: boolean;
+	/** For "recent": the share of the in-scope matches that was ranked (the newest ones). */
 	rankedShare: number;
 	ignoredTerms: string[];
 }
@@ -98,35 +98,61 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 	}
 	const parsed = parseQuery(request.query);
 	const filters = resolveFilters(db, request);
+	// The scope is part of the MATCH expression: FTS5 only ever yields in-scope rows.
+	const match = scopedMatch(parsed.match, {
+		roots: filters.roots,
+		cwdPrefix: filters.cwdPrefix,
+		sessionIds: filters.sessionIds,
+		excludeSessionIds: filters.excludeSessionIds,
+	});
+	if (match === null) {
+		return {
+			hits: [],
+			coverage: { mode: "full", estimatedMatches: 0, matchesExact: true, rankedShare: 1, ignoredTerms: parsed.ignored },
+			elapsedMs: performance.now() - started,
+		};
+	}
 
-	// Counting matches is cheap (no ranking, no joins): it decides how to rank.
-	const estimated = countMatches(db, parsed.match);
+	// Counting in-scope matches is cheap (no ranking, no joins) and capped: it only decides how to rank.
+	const counted = countMatches(db, match, FULL_RANK_LIMIT + 1);
+	const exact = counted <= FULL_RANK_LIMIT;
+	const estimated = counted;
 	// Several fragments of one event may match: fetch extra candidates to fill `limit` events.
 	const fetch = Math.min(limit * 5, 500);
 	let ranked: RankedRow[];
 	let mode: SearchCoverage["mode"] = "full";
 	let rankedShare = 1;
-	if (estimated <= FULL_RANK_LIMIT) {
-		ranked = rankFragments(db, parsed.match, filters, fetch, null);
+	// BM25 computes an IDF for every phrase of the MATCH, scope tokens included, by scanning its
+	// rows: for a wide scope that costs more than the query. When the user's terms alone match
+	// few fragments, rank with them and apply the scope in SQL instead.
+	let rankMatch = match;
+	let sessionLevel = false;
+	if (exact && match !== parsed.match && countMatches(db, parsed.match, UNSCOPED_RANK_LIMIT + 1) <= UNSCOPED_RANK_LIMIT) {
+		rankMatch = parsed.match;
+		sessionLevel = true;
+	}
+	if (exact) {
+		ranked = rankFragments(db, rankMatch, filters, fetch, null, undefined, "score", sessionLevel);
 	} else {
+		// Very common terms: the newest RECENT_MATCHES in-scope matches (rowids grow with sessions
+		// in creation order), ordered by kind weight, then newest first.
 		mode = "recent";
-		const top = maxFragmentKey(db);
-		const width = Math.max(1000, Math.floor((top * WINDOW_TARGET_MATCHES) / estimated));
-		ranked = [];
-		let hi = top;
-		while (hi > 0) {
-			const lo = Math.max(1, hi - width + 1);
-			ranked.push(...rankFragments(db, parsed.match, filters, fetch, { lo, hi }));
-			hi = lo - 1;
-			if (new Set(ranked.map((r) => r.event_key)).size >= limit || performance.now() - started > COMMON_BUDGET_MS) break;
+		ranked = rankFragments(db, match, filters, RECENT_MATCHES, null, undefined, "newest");
+		rankedShare = Math.min(1, ranked.length / Math.max(1, estimated));
+		if (ranked.length < RECENT_MATCHES) {
+			mode = "full";
+			rankedShare = 1;
 		}
-		rankedShare = top > 0 ? (top - hi) / top : 1;
-		if (hi <= 0) mode = "full";
+		ranked.sort((a, b) => a.score - b.score || b.frag_key - a.frag_key);
 	}
 
 	// One hit per event (its best fragment), cut at `limit` with ties broken by the full order.
 	const truncated = mode === "full" && ranked.length >= fetch;
-	const rows = selectEvents(db, ranked, limit, truncated ? (score) => rankFragments(db, parsed.match, filters, TIE_CAP, null, score) : null);
+	const moreTied = (score: number) => rankFragments(db, rankMatch, filters, TIE_CAP, null, score, "score", sessionLevel);
+	const rows = selectEvents(db, ranked, limit, truncated ? moreTied : null).filter(
+		// Defence in depth: the scope was applied inside FTS5; check every hit once more.
+		(row) => sessionInScope(request.scope, row.cwd_real) && !filters.excludeSessionIds.includes(row.session_id),
+	);
 	if (filters.cutoff) {
 		// The current session's name as it was before the cutoff: a later rename must not leak.
 		const store = new EventStore(db);
@@ -144,7 +170,7 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 	const termTokens = parsed.terms.map((t) => t.tokens);
 	return {
 		hits: hits.map(({ row, matched }) => toHit(row, matched, fragmentText(row), termTokens)),
-		coverage: { mode, estimatedMatches: estimated, rankedShare, ignoredTerms: parsed.ignored },
+		coverage: { mode, estimatedMatches: estimated, matchesExact: exact, rankedShare, ignoredTerms: parsed.ignored },
 		elapsedMs: performance.now() - started,
 	};
 }

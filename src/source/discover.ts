@@ -4,8 +4,7 @@
  * Opens nothing but directories and stats; records which directories read fine, because a
  * session may only leave the index when its file is absent from a directory that read fine.
  */
-import { readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { type Dirent, readdirSync, statSync } from "node:fs";
 import type { FileStat } from "./read.ts";
 
 export interface SourceDir {
@@ -46,30 +45,44 @@ export function discover(sourceDirs: readonly SourceDir[]): Discovery {
 
 function scanDir(dir: string, sourceDir: string, depth: number, result: Discovery, seen: Set<string>): void {
 	if (result.dirs.has(dir)) return;
-	let names: string[];
+	let entries: Dirent[];
 	try {
-		names = readdirSync(dir);
+		entries = readdirSync(dir, { withFileTypes: true });
 	} catch (err) {
 		result.dirs.set(dir, { path: dir, ok: false, error: errno(err) });
 		return;
 	}
 	result.dirs.set(dir, { path: dir, ok: true });
-	for (const name of names) {
-		const full = join(dir, name);
+	const prefix = dir.endsWith("/") ? dir : `${dir}/`;
+	for (const entry of entries) {
+		const name = entry.name;
 		const isJsonl = name.endsWith(".jsonl");
-		if (!isJsonl && depth > 0) continue;
+		// Subdirectories are only followed from a source root; a plain directory needs no stat.
+		if (!isJsonl) {
+			if (depth === 0 && (entry.isDirectory() || entry.isSymbolicLink())) {
+				const full = prefix + name;
+				let isDir = entry.isDirectory();
+				if (!isDir) {
+					try {
+						isDir = statSync(full).isDirectory();
+					} catch (err) {
+						// A broken or looping link: remembered as an unreadable directory, never as "gone".
+						result.dirs.set(full, { path: full, ok: false, error: errno(err) });
+					}
+				}
+				if (isDir) scanDir(full, sourceDir, depth + 1, result, seen);
+			}
+			continue;
+		}
+		const full = prefix + name;
 		let st: ReturnType<typeof statSync>;
 		try {
 			st = statSync(full);
 		} catch (err) {
-			if (isJsonl) result.unreadable.push({ path: full, sourceDir, error: errno(err) });
+			result.unreadable.push({ path: full, sourceDir, error: errno(err) });
 			continue;
 		}
-		if (st.isDirectory()) {
-			if (depth === 0) scanDir(full, sourceDir, depth + 1, result, seen);
-			continue;
-		}
-		if (!isJsonl || !st.isFile() || seen.has(full)) continue;
+		if (!st || !st.isFile() || seen.has(full)) continue;
 		seen.add(full);
 		result.files.push({ path: full, sourceDir, dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs });
 	}

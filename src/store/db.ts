@@ -9,7 +9,7 @@ import { PiEventsError } from "../errors.ts";
 import { GAP_TOKEN } from "../project/text.ts";
 
 /** Bump on any change to the DDL below or to what the projector stores. */
-export const SCHEMA_VERSION = 8;
+export const SCHEMA_VERSION = 10;
 
 const DDL = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -40,6 +40,7 @@ CREATE TABLE sessions (
   parent_real TEXT,
   name TEXT,
   entry_count INTEGER NOT NULL DEFAULT 0,
+  fragment_count INTEGER NOT NULL DEFAULT 0,
   last_ts_ms INTEGER,
   leaf_entry TEXT
 );
@@ -93,8 +94,9 @@ CREATE INDEX fragments_by_session ON fragments(session_key);
 CREATE TABLE event_files (event_key INTEGER NOT NULL, path TEXT NOT NULL, recorded TEXT NOT NULL, op TEXT NOT NULL);
 CREATE INDEX event_files_by_path ON event_files(path);
 CREATE INDEX event_files_by_event ON event_files(event_key);
+-- body: the fragment text; aux: camelCase parts and CJK characters; scope: hidden authorization tokens (auth/scope-tokens.ts).
 CREATE VIRTUAL TABLE fts USING fts5(
-  body, aux,
+  body, aux, scope,
   content = '', contentless_delete = 1,
   tokenize = "unicode61 remove_diacritics 2 tokenchars '${GAP_TOKEN}'"
 );
@@ -129,7 +131,7 @@ export function openIndex(path: string, options: OpenOptions = {}): Database {
 		}
 		db.run("PRAGMA temp_store = MEMORY");
 		db.run("PRAGMA cache_size = -65536");
-		db.run("PRAGMA mmap_size = 268435456");
+		db.run(`PRAGMA mmap_size = ${options.readonly ? 268435456 : 0}`);
 		const version = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
 		if (version !== SCHEMA_VERSION) {
 			if (options.readonly) {

@@ -8,8 +8,8 @@ import type { Database, SQLQueryBindings } from "bun:sqlite";
 import type { BranchState, SelectionState, SemanticKind } from "../model.ts";
 export { KIND_WEIGHTS } from "../project/weights.ts";
 
-/** BM25 column weights: the visible text counts fully, derived split tokens (aux) less. */
-const BM25 = "bm25(fts, 1.0, 0.5)";
+/** BM25 column weights: the visible text counts fully, derived split tokens (aux) half, scope tokens not at all. */
+const BM25 = "bm25(fts, 1.0, 0.5, 0.0)";
 
 export interface SqlFilters {
 	/** Canonical roots (null: unscoped). */
@@ -56,6 +56,7 @@ export interface CandidateRow {
 	byte_length: number;
 	content_hash: string;
 	version: number;
+	cwd_real: string | null;
 	session_key: number;
 	session_id: string;
 	cwd: string | null;
@@ -69,34 +70,45 @@ interface SqlPart {
 }
 
 /**
- * The filters as SQL, split by what they need: conditions on sessions become one
- * `f.session_key IN (…)` set (evaluated once, then a cheap lookup per match); conditions on
- * events need the events join, which is added only when such a filter is present.
+ * The event- and fragment-level filters as SQL. Session-level constraints (roots, cwd, session
+ * ids, the excluded current session) are not here: they are part of the MATCH expression
+ * (auth/scope-tokens.ts), so FTS5 never yields a row outside them. The events join is added
+ * only when an event filter needs it.
  */
-export function filterSql(f: SqlFilters): { where: string; params: SQLQueryBindings[]; needsEvents: boolean } {
-	const session: SqlPart = { sql: [], params: [] };
+export function filterSql(f: SqlFilters, sessionLevel = false): { where: string; params: SQLQueryBindings[]; needsEvents: boolean } {
 	const rest: SqlPart = { sql: [], params: [] };
 	let needsEvents = false;
-	const inList = (part: SqlPart, column: string, values: readonly (string | number)[]) => {
-		part.sql.push(`${column} IN (${values.map(() => "?").join(", ")})`);
-		part.params.push(...values);
-	};
-	const under = (part: SqlPart, roots: readonly string[]) => {
-		// instr() compares bytes exactly; LIKE would fold ASCII case and admit /Work for /work.
-		part.sql.push(`(${roots.map(() => "(s.cwd_real = ? OR instr(s.cwd_real, ?) = 1)").join(" OR ")})`);
-		for (const root of roots) part.params.push(root, root === "/" ? "/" : `${root}/`);
-	};
-	if (f.roots !== null) {
-		if (f.roots.length === 0) session.sql.push("0");
-		else under(session, f.roots);
+	if (sessionLevel) {
+		// The same session-level constraints as the scope tokens, as one set of session keys
+		// (for ranking with an unscoped MATCH: see rankFragments' `sessionLevel`).
+		const where: string[] = [];
+		const params: SQLQueryBindings[] = [];
+		const under = (roots: readonly string[]) => {
+			where.push(`(${roots.map(() => "(s.cwd_real = ? OR instr(s.cwd_real, ?) = 1)").join(" OR ")})`);
+			for (const root of roots) params.push(root, root === "/" ? "/" : `${root}/`);
+		};
+		if (f.roots !== null) {
+			if (f.roots.length === 0) where.push("0");
+			else under(f.roots);
+		}
+		if (f.cwdPrefix) under([f.cwdPrefix]);
+		if (f.sessionIds?.length) {
+			where.push(`s.session_id IN (${f.sessionIds.map(() => "?").join(", ")})`);
+			params.push(...f.sessionIds);
+		}
+		if (f.excludeSessionIds.length > 0) {
+			where.push(`s.session_id NOT IN (${f.excludeSessionIds.map(() => "?").join(", ")})`);
+			params.push(...f.excludeSessionIds);
+		}
+		if (where.length > 0) {
+			rest.sql.push(`f.session_key IN (SELECT s.session_key FROM sessions s WHERE ${where.join(" AND ")})`);
+			rest.params.push(...params);
+		}
 	}
-	if (f.excludeSessionIds.length > 0) {
-		session.sql.push(`s.session_id NOT IN (${f.excludeSessionIds.map(() => "?").join(", ")})`);
-		session.params.push(...f.excludeSessionIds);
-	}
-	if (f.sessionIds?.length) inList(session, "s.session_id", f.sessionIds);
-	if (f.cwdPrefix) under(session, [f.cwdPrefix]);
-
+	const inList = (column: string, values: readonly (string | number)[]) => {
+		rest.sql.push(`${column} IN (${values.map(() => "?").join(", ")})`);
+		rest.params.push(...values);
+	};
 	const ev = (fn: () => void) => {
 		needsEvents = true;
 		fn();
@@ -108,11 +120,11 @@ export function filterSql(f: SqlFilters): { where: string; params: SQLQueryBindi
 			rest.params.push(seq, sessionId);
 		});
 	}
-	if (f.kinds?.length) inList(rest, "f.kind", f.kinds);
+	if (f.kinds?.length) inList("f.kind", f.kinds);
 	const { eventTypes, roles, tools, sinceMs, untilMs, isError, branchStates, selectionStates, files } = f;
-	if (eventTypes?.length) ev(() => inList(rest, "e.event_type", eventTypes));
-	if (roles?.length) ev(() => inList(rest, "e.role", roles));
-	if (tools?.length) ev(() => inList(rest, "e.tool_name", tools));
+	if (eventTypes?.length) ev(() => inList("e.event_type", eventTypes));
+	if (roles?.length) ev(() => inList("e.role", roles));
+	if (tools?.length) ev(() => inList("e.tool_name", tools));
 	if (sinceMs !== undefined)
 		ev(() => {
 			rest.sql.push("e.ts_ms >= ?");
@@ -124,23 +136,15 @@ export function filterSql(f: SqlFilters): { where: string; params: SQLQueryBindi
 			rest.params.push(untilMs);
 		});
 	if (isError !== undefined) ev(() => rest.sql.push(isError ? "e.is_error = 1" : "(e.is_error = 0 OR e.is_error IS NULL)"));
-	if (branchStates?.length) ev(() => inList(rest, "e.branch_state", branchStates));
-	if (selectionStates?.length) ev(() => inList(rest, "e.selection_state", selectionStates));
+	if (branchStates?.length) ev(() => inList("e.branch_state", branchStates));
+	if (selectionStates?.length) ev(() => inList("e.selection_state", selectionStates));
 	if (files?.length) {
 		rest.sql.push(
 			`EXISTS (SELECT 1 FROM event_files ef WHERE ef.event_key = f.event_key AND (${files.map(() => "ef.path = ? OR instr(ef.path, ?) = 1").join(" OR ")}))`,
 		);
 		for (const p of files) rest.params.push(p, `${p.replace(/\/+$/, "")}/`);
 	}
-	const where: string[] = [];
-	const params: SQLQueryBindings[] = [];
-	if (session.sql.length > 0) {
-		where.push(`f.session_key IN (SELECT s.session_key FROM sessions s WHERE ${session.sql.join(" AND ")})`);
-		params.push(...session.params);
-	}
-	where.push(...rest.sql);
-	params.push(...rest.params);
-	return { where: where.length > 0 ? where.join(" AND ") : "1", params, needsEvents };
+	return { where: rest.sql.length > 0 ? rest.sql.join(" AND ") : "1", params: rest.params, needsEvents };
 }
 
 export interface RankedRow {
@@ -161,16 +165,24 @@ export function rankFragments(
 	window: { lo: number; hi: number } | null,
 	/** Only fragments with exactly this score (to resolve ties at a cut). */
 	scoreEquals?: number,
+	/**
+	 * "newest": the newest matches (highest rowids), scored by kind weight alone. BM25 would cost a
+	 * scan of every matching row just for its IDF (about 4 ms for a term in 150,000 fragments),
+	 * and for terms that common it carries little signal anyway.
+	 */
+	order: "score" | "newest" = "score",
+	/** The MATCH carries no scope tokens: apply the session-level constraints in SQL instead. */
+	sessionLevel = false,
 ): RankedRow[] {
-	const { where, params, needsEvents } = filterSql(filters);
+	const { where, params, needsEvents } = filterSql(filters, sessionLevel);
 	const windowSql = window ? " AND fts.rowid BETWEEN ? AND ?" : "";
 	const sql = `
-		SELECT m.frag_key, m.rank * f.weight AS score, f.event_key
-		FROM (SELECT fts.rowid AS frag_key, ${BM25} AS rank FROM fts WHERE fts MATCH ?${windowSql}) m
-		JOIN fragments f ON f.frag_key = m.frag_key
+		SELECT fts.rowid AS frag_key, ${order === "newest" ? "-f.weight" : `${BM25} * f.weight`} AS score, f.event_key
+		FROM fts
+		JOIN fragments f ON f.frag_key = fts.rowid
 		${needsEvents ? "JOIN events e ON e.event_key = f.event_key" : ""}
-		WHERE ${where}${scoreEquals !== undefined ? ` AND m.rank * f.weight = ?` : ""}
-		ORDER BY score ASC, m.frag_key DESC
+		WHERE fts MATCH ?${windowSql} AND ${where}${scoreEquals !== undefined ? ` AND ${BM25} * f.weight = ?` : ""}
+		ORDER BY ${order === "newest" ? "fts.rowid DESC" : "score ASC, fts.rowid DESC"}
 		LIMIT ?`;
 	const bindings: SQLQueryBindings[] = [match];
 	if (window) bindings.push(window.lo, window.hi);
@@ -187,7 +199,7 @@ export function hydrate(db: Database, ranked: RankedRow[]): CandidateRow[] {
 		.query(
 			`SELECT f.frag_key, f.fragment_id, f.kind, e.event_key, e.entry_id, e.event_type, e.role, e.tool_name, e.ts_ms, e.is_error,
 			   e.exit_code, e.branch_state, e.context_role, e.selection_state, e.line, e.seq, e.parent_id, e.byte_offset, e.byte_length,
-			   e.content_hash, s.version, s.session_key, s.session_id, s.cwd, s.name AS session_name, fl.path AS session_file
+			   e.content_hash, s.version, s.cwd_real, s.session_key, s.session_id, s.cwd, s.name AS session_name, fl.path AS session_file
 			 FROM fragments f
 			 JOIN events e ON e.event_key = f.event_key
 			 JOIN sessions s ON s.session_key = e.session_key
@@ -204,29 +216,55 @@ export function hydrate(db: Database, ranked: RankedRow[]): CandidateRow[] {
 	return out;
 }
 
-/** How many fragments of each of these events match (fragments first: FTS probed by rowid). */
+/**
+ * How many fragments of each of these events match. Most events have a single fragment (which
+ * matched, or the event would not be a hit); only the others are probed in FTS5 by rowid.
+ */
 export function matchedPerEvent(db: Database, match: string, eventKeys: number[], kinds?: readonly string[]): Map<number, number> {
-	if (eventKeys.length === 0) return new Map();
+	const result = new Map<number, number>();
+	if (eventKeys.length === 0) return result;
 	// Only the kind filter differs between fragments of one event; the others hold for all of them.
 	const kindSql = kinds?.length ? ` AND f.kind IN (${kinds.map(() => "?").join(", ")})` : "";
+	const keys = eventKeys.map(() => "?").join(", ");
+	const sizes = db
+		.query(`SELECT f.event_key, count(*) AS n FROM fragments f WHERE f.event_key IN (${keys})${kindSql} GROUP BY f.event_key`)
+		.all(...eventKeys, ...(kinds ?? [])) as { event_key: number; n: number }[];
+	const several: number[] = [];
+	for (const s of sizes) {
+		if (s.n <= 1) result.set(s.event_key, 1);
+		else several.push(s.event_key);
+	}
+	if (several.length === 0) return result;
 	const rows = db
 		.query(
 			`SELECT f.event_key, count(*) AS n FROM fragments f CROSS JOIN fts
-			 WHERE fts.rowid = f.frag_key AND f.event_key IN (${eventKeys.map(() => "?").join(", ")})${kindSql} AND fts MATCH ?
+			 WHERE fts.rowid = f.frag_key AND f.event_key IN (${several.map(() => "?").join(", ")})${kindSql} AND fts MATCH ?
 			 GROUP BY f.event_key`,
 		)
-		.all(...eventKeys, ...(kinds ?? []), match) as { event_key: number; n: number }[];
-	return new Map(rows.map((r) => [r.event_key, r.n]));
+		.all(...several, ...(kinds ?? []), match) as { event_key: number; n: number }[];
+	for (const r of rows) result.set(r.event_key, r.n);
+	return result;
 }
 
-/** Number of fragments matching the expression (cheap: no ranking, no joins). */
-export function countMatches(db: Database, match: string): number {
-	return (db.query("SELECT count(*) AS n FROM fts WHERE fts MATCH ?1").get(match) as { n: number }).n;
+/** Number of fragments matching the expression, counting at most `cap` (cheap: no ranking, no joins). */
+export function countMatches(db: Database, match: string, cap: number): number {
+	return (db.query("SELECT count(*) AS n FROM (SELECT 1 FROM fts WHERE fts MATCH ?1 LIMIT ?2)").get(match, cap) as { n: number }).n;
 }
 
-export function maxFragmentKey(db: Database): number {
-	const row = db.query("SELECT max(frag_key) AS m FROM fragments").get() as { m: number | null };
-	return row.m ?? 0;
+/** Upper bound on matching fragments from the vocabulary: per term, the document count of its rarest token. */
+export function estimateMatches(db: Database, termTokenSets: string[][][]): number {
+	const stmt = db.query("SELECT doc FROM fts_terms WHERE term = ?1");
+	let bound = Number.POSITIVE_INFINITY;
+	for (const alternatives of termTokenSets) {
+		let termBound = 0;
+		for (const tokens of alternatives) {
+			let rarest = Number.POSITIVE_INFINITY;
+			for (const token of tokens) rarest = Math.min(rarest, (stmt.get(token) as { doc: number } | null)?.doc ?? 0);
+			termBound += Number.isFinite(rarest) ? rarest : 0;
+		}
+		bound = Math.min(bound, termBound);
+	}
+	return Number.isFinite(bound) ? bound : 0;
 }
 
 /** Resolve the current session's invocation cutoff: the append position of the invoking entry. */

@@ -7,6 +7,7 @@ import type { Database, Statement } from "bun:sqlite";
 import { isAbsolute, resolve } from "node:path";
 import type { TreeState } from "../model.ts";
 import type { ProjectedEvent } from "../project/projector.ts";
+import { scopeColumn } from "../auth/scope-tokens.ts";
 import { auxTokens } from "../project/text.ts";
 import { fragmentWeight } from "../project/weights.ts";
 
@@ -43,6 +44,17 @@ export interface TreeRow {
 	meta: string | null;
 }
 
+/** What every fragment of a session needs to know about its session. */
+export interface SessionScope {
+	sessionId: string;
+	/** Recorded cwd (relative file-evidence paths are resolved against it when absolute). */
+	cwd: string | null;
+	/** Canonical absolute cwd, or null when the recorded cwd is relative or missing. */
+	cwdReal: string | null;
+}
+
+export type FileObservation = Pick<FileRow, "file_key" | "path" | "source_dir" | "dev" | "ino" | "size" | "mtime_ms">;
+
 export type FileFacts = Omit<FileRow, "file_key">;
 
 export interface SessionFacts {
@@ -54,6 +66,13 @@ export interface SessionFacts {
 	parentSession: string | null;
 	/** parentSession resolved (against the cwd when relative) and canonicalized, if it can be. */
 	parentReal: string | null;
+}
+
+/** Fragments per session addressable in its rowid range (16.7 million). */
+export const FRAGMENT_KEY_SPAN = 2 ** 24;
+
+export function fragmentKeyBase(sessionKey: number): number {
+	return sessionKey * FRAGMENT_KEY_SPAN;
 }
 
 /** Context role depends only on what the entry is, so it is fixed at insert time. */
@@ -88,9 +107,9 @@ export class IndexWriter {
 			 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)`,
 		);
 		this.insertFragment = db.prepare(
-			"INSERT INTO fragments (event_key, session_key, fragment_id, kind, weight, full_length, bounded) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+			"INSERT INTO fragments (frag_key, event_key, session_key, fragment_id, kind, weight, full_length, bounded) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
 		);
-		this.insertFts = db.prepare("INSERT INTO fts (rowid, body, aux) VALUES (?1, ?2, ?3)");
+		this.insertFts = db.prepare("INSERT INTO fts (rowid, body, aux, scope) VALUES (?1, ?2, ?3, ?4)");
 		this.insertFile = db.prepare("INSERT INTO event_files (event_key, path, recorded, op) VALUES (?1, ?2, ?3, ?4)");
 	}
 
@@ -98,8 +117,11 @@ export class IndexWriter {
 	 * Insert projected events. Relative file-evidence paths are resolved against the session's
 	 * (absolute) cwd so `--file` filters match however the tool call spelled the path.
 	 */
-	insertEvents(sessionKey: number, events: ProjectedEvent[], cwd: string | null = null): { fragments: number } {
+	insertEvents(sessionKey: number, events: ProjectedEvent[], session: SessionScope): { fragments: number } {
+		const cwd = session.cwd;
+		const scope = scopeColumn(session.cwdReal, session.sessionId);
 		let fragments = 0;
+		let nextFragKey = this.nextFragmentKey(sessionKey);
 		for (const e of events) {
 			const meta = Object.keys(e.meta).length > 0 ? JSON.stringify(e.meta) : null;
 			const result = this.insertEvent.run(
@@ -127,10 +149,11 @@ export class IndexWriter {
 			);
 			const eventKey = Number(result.lastInsertRowid);
 			for (const f of e.fragments) {
-				const fr = this.insertFragment.run(eventKey, sessionKey, f.fragmentId, f.kind, fragmentWeight(f.kind, e.isError), f.fullLength, f.bounded ? 1 : 0);
+				const fragKey = nextFragKey++;
+				this.insertFragment.run(fragKey, eventKey, sessionKey, f.fragmentId, f.kind, fragmentWeight(f.kind, e.isError), f.fullLength, f.bounded ? 1 : 0);
 				// The aux column carries the tool name and custom type too, so they match as words.
 				const extra = [e.toolName, e.customType].filter(Boolean).join(" ");
-				this.insertFts.run(Number(fr.lastInsertRowid), f.indexText, extra ? `${extra}\n${auxTokens(f.indexText)}` : auxTokens(f.indexText));
+				this.insertFts.run(fragKey, f.indexText, extra ? `${extra}\n${auxTokens(f.indexText)}` : auxTokens(f.indexText), scope);
 				fragments++;
 			}
 			for (const file of e.files) {
@@ -139,6 +162,15 @@ export class IndexWriter {
 			}
 		}
 		return { fragments };
+	}
+
+	/**
+	 * Fragment keys (the FTS rowids) are `sessionKey × 2^24 + n`, so each session owns one
+	 * contiguous rowid range: a search can rank one session's matches with a rowid range.
+	 */
+	private nextFragmentKey(sessionKey: number): number {
+		const row = this.db.query("SELECT max(frag_key) AS m FROM fragments WHERE session_key = ?1").get(sessionKey) as { m: number | null };
+		return row.m === null ? fragmentKeyBase(sessionKey) : row.m + 1;
 	}
 
 	/** Remove every row of a session (events, fragments, FTS postings, file evidence). */
@@ -212,10 +244,12 @@ export class IndexWriter {
 		return row.session_key;
 	}
 
-	/** Every file row, keyed by path (one query: the no-op sync compares stats in memory). */
-	loadFiles(): Map<string, FileRow> {
-		const rows = this.db.query("SELECT * FROM files").all() as FileRow[];
-		return new Map(rows.map((r) => [r.path, r]));
+	/** The observation of every file, keyed by path (one query: the no-op sync compares stats in memory). */
+	loadFiles(): Map<string, FileObservation> {
+		const rows = this.db.query("SELECT file_key, path, source_dir, dev, ino, size, mtime_ms FROM files").all() as FileObservation[];
+		const map = new Map<string, FileObservation>();
+		for (const r of rows) map.set(r.path, r);
+		return map;
 	}
 
 	loadFile(path: string): FileRow | null {
@@ -280,6 +314,7 @@ export class IndexWriter {
 		this.db.run(
 			`UPDATE sessions SET
 			   entry_count = (SELECT count(*) FROM events WHERE session_key = ?1),
+			   fragment_count = (SELECT count(*) FROM fragments WHERE session_key = ?1),
 			   last_ts_ms = (SELECT max(ts_ms) FROM events WHERE session_key = ?1),
 			   leaf_entry = (SELECT entry_id FROM events WHERE session_key = ?1 ORDER BY seq DESC LIMIT 1),
 			   name = (SELECT json_extract(meta, '$.name') FROM events WHERE session_key = ?1 AND event_type IN ('session_info', 'title_change') ORDER BY seq DESC LIMIT 1)

@@ -129,6 +129,11 @@ export function syncIndex(db: Database, options: SyncOptions): SyncReport {
 	}
 
 	removeVanished(db, writer, found, known, options.sourceDirs, report);
+	if (report.sessions.removed > 0 || report.sessions.rebuilt > 0) {
+		// Deleted text must not survive in old WAL frames: fold the WAL into the database (whose
+		// freed pages secure_delete has zeroed) and truncate it. Best effort while readers hold snapshots.
+		writer.checkpoint();
+	}
 	report.durationMs = performance.now() - started;
 	writer.setMeta("last_sync", { at: Date.now(), durationMs: Math.round(report.durationMs), complete: report.complete });
 	return report;

@@ -305,6 +305,12 @@ export class IndexWriter {
 		this.db.run("UPDATE events SET branch_state = ?2, selection_state = ?3 WHERE event_key = ?1", [eventKey, branchState, selectionState]);
 	}
 
+	/** Checkpoint and truncate the WAL; false when readers kept it from completing. */
+	checkpoint(): boolean {
+		const row = this.db.query("PRAGMA wal_checkpoint(TRUNCATE)").get() as { busy: number } | null;
+		return row?.busy === 0;
+	}
+
 	setMeta(key: string, value: unknown): void {
 		this.db.run("INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value", [key, JSON.stringify(value)]);
 	}

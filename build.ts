@@ -1,12 +1,13 @@
 /**
- * Compile the single pi-events binary: `bun build.ts` → dist/pi-events.
+ * Compile the single pi-events binary: `bun build.ts [OUTFILE]` → dist/pi-events by default.
  * Minified with bytecode for fast start; never autoloads .env or bunfig.toml from the directory
  * it runs in (it runs inside arbitrary user projects).
  */
 import { mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
 
 const outfile = process.argv[2] ?? "dist/pi-events";
-mkdirSync("dist", { recursive: true });
+mkdirSync(dirname(outfile), { recursive: true });
 const started = performance.now();
 const proc = Bun.spawnSync(
 	[
@@ -17,7 +18,7 @@ const proc = Bun.spawnSync(
 		"--bytecode",
 		"--no-compile-autoload-dotenv",
 		"--no-compile-autoload-bunfig",
-		"src/main.ts",
+		join(import.meta.dir, "src", "main.ts"),
 		"--outfile",
 		outfile,
 	],

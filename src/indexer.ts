@@ -201,23 +201,7 @@ function appendFile(writer: IndexWriter, file: DiscoveredFile, row: FileRow, rep
 	report.bytesRead += read.end - row.durable_end;
 	report.eventsAdded += added.length;
 	if (added.length > 0) classifyAfterAppend(writer, sessionKey, oldLeaf, added);
-	const fp = fingerprintPrefix(file.path, read.end);
-	writer.upsertFile({
-		...row,
-		dev: read.stat.dev,
-		ino: read.stat.ino,
-		size: read.stat.size,
-		mtime_ms: read.stat.mtimeMs,
-		durable_end: read.end,
-		next_line: read.nextLine,
-		head_hash: fp.head,
-		tail_hash: fp.tail,
-		parser_state: JSON.stringify(state),
-		status: "indexed",
-		problem: null,
-		diagnostics: row.diagnostics + diagnostics,
-		indexed_at: Date.now(),
-	});
+	writer.upsertFile(fileFacts(file, read, state, "indexed", null, row.diagnostics + diagnostics));
 	if (added.length > 0) writer.refreshSessionSummary(sessionKey);
 	return "appended";
 }

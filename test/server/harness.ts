@@ -13,21 +13,8 @@ export function compiledBinary(): string {
 	const given = process.env.PI_EVENTS_BIN;
 	if (given && existsSync(given)) return given;
 	const out = join(makeTempDir("pi-events-bin-"), "pi-events");
-	const proc = Bun.spawnSync(
-		[
-			process.execPath,
-			"build",
-			"--compile",
-			"--minify",
-			"--bytecode",
-			"--no-compile-autoload-dotenv",
-			"--no-compile-autoload-bunfig",
-			join(ROOT, "src", "main.ts"),
-			"--outfile",
-			out,
-		],
-		{ cwd: ROOT, stdout: "pipe", stderr: "pipe" },
-	);
+	// The same build as the shipped binary (build.ts), into a temp dir.
+	const proc = Bun.spawnSync([process.execPath, join(ROOT, "build.ts"), out], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
 	if (proc.exitCode !== 0 || !existsSync(out)) {
 		throw new Error(`bun build --compile failed (${proc.exitCode}):\n${proc.stdout.toString()}\n${proc.stderr.toString()}`);
 	}

@@ -60,6 +60,22 @@ const BATCH_MS = 500;
 
 type Outcome = "new" | "appended" | "rebuilt" | "unchanged" | "keptLastGood" | "rejected";
 
+/**
+ * The file observations of the last sync on this connection, reused while no other connection
+ * has committed (PRAGMA data_version) and this one changed nothing: a no-op sync then costs the
+ * directory listing and one stat per file, not a reload of every file row.
+ */
+const knownCache = new WeakMap<Database, { dataVersion: number; files: Map<string, FileObservation> }>();
+
+function knownFiles(db: Database, writer: IndexWriter): Map<string, FileObservation> {
+	const dataVersion = writer.dataVersion();
+	const cached = knownCache.get(db);
+	if (cached && cached.dataVersion === dataVersion) return cached.files;
+	const files = writer.loadFiles();
+	knownCache.set(db, { dataVersion, files });
+	return files;
+}
+
 /** Run one sync over the configured source directories. */
 export function syncIndex(db: Database, options: SyncOptions): SyncReport {
 	const started = performance.now();
@@ -87,7 +103,7 @@ export function syncIndex(db: Database, options: SyncOptions): SyncReport {
 	}
 	for (const u of found.unreadable) report.problems.push(`cannot stat ${u.path}: ${u.error} (its index is kept)`);
 
-	const known = writer.loadFiles();
+	const known = knownFiles(db, writer);
 	const changed = found.files.filter((f) => {
 		const row = known.get(f.path);
 		return !row || row.dev !== f.dev || row.ino !== f.ino || row.size !== f.size || row.mtime_ms !== f.mtimeMs;
@@ -129,6 +145,7 @@ export function syncIndex(db: Database, options: SyncOptions): SyncReport {
 	}
 
 	removeVanished(db, writer, found, known, options.sourceDirs, report);
+	if (changed.length > 0 || report.sessions.removed > 0) knownCache.delete(db);
 	if (report.sessions.removed > 0 || report.sessions.rebuilt > 0) {
 		// Deleted text must not survive in old WAL frames: fold the WAL into the database (whose
 		// freed pages secure_delete has zeroed) and truncate it. Best effort while readers hold snapshots.
@@ -461,7 +478,7 @@ export interface SourceFreshness {
 export function checkFreshness(db: Database, sourceDirs: readonly SourceDir[]): SourceFreshness[] {
 	const writer = new IndexWriter(db);
 	const found = discover(sourceDirs);
-	const known = writer.loadFiles();
+	const known = knownFiles(db, writer);
 	const present = new Set(found.files.map((f) => f.path));
 	return sourceDirs.map((dir) => {
 		const obs = found.dirs.get(dir.path);

@@ -244,6 +244,11 @@ export class IndexWriter {
 		return row.session_key;
 	}
 
+	/** Changes whenever another connection commits (SQLite's PRAGMA data_version). */
+	dataVersion(): number {
+		return (this.db.query("PRAGMA data_version").get() as { data_version: number }).data_version;
+	}
+
 	/** The observation of every file, keyed by path (one query: the no-op sync compares stats in memory). */
 	loadFiles(): Map<string, FileObservation> {
 		const rows = this.db.query("SELECT file_key, path, source_dir, dev, ino, size, mtime_ms FROM files").all() as FileObservation[];

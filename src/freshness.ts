@@ -1,14 +1,18 @@
 /**
  * Freshness for queries: before answering, run a bounded incremental sync (or, with sync off,
  * only compare the sources with the index), so every answer says how fresh it is and "no
- * results" is never a silent lie.
+ * results" is never a silent lie. A scoped answer names only problems of its own scope: file
+ * and directory names encode other workspaces' paths.
  */
 import type { Database } from "bun:sqlite";
+import { type Scope, sessionInScope } from "./auth/scope.ts";
 import { checkFreshness, syncIndex } from "./indexer.ts";
 import type { SourceDir } from "./source/discover.ts";
+import { cwdOfIndexedFile, lastSync } from "./store/status.ts";
 
 /** How long a query may spend syncing before it answers from what is indexed. */
 export const QUERY_SYNC_BUDGET_MS = 3000;
+const MAX_PROBLEMS = 20;
 
 export interface Freshness {
 	/** Whether a sync ran before this answer. */
@@ -25,29 +29,70 @@ export interface Freshness {
 	lastSyncAt: string | null;
 }
 
-export function refresh(db: Database, sourceDirs: readonly SourceDir[], sync: boolean, budgetMs = QUERY_SYNC_BUDGET_MS): Freshness {
-	if (sync) {
-		const report = syncIndex(db, { sourceDirs, budgetMs });
+export interface RefreshOptions {
+	sync: boolean;
+	budgetMs?: number;
+	/** The caller's scope: problems outside it are counted, not named. Null: show all. */
+	scope?: Scope | null;
+	debug?: (line: string) => void;
+}
+
+/** Freshness before scoping: every problem, with the path it concerns. */
+export interface RawFreshness extends Freshness {
+	problemPaths: string[];
+}
+
+export function refresh(db: Database, sourceDirs: readonly SourceDir[], options: RefreshOptions): Freshness {
+	return forScope(db, observe(db, sourceDirs, options), sourceDirs, options.scope ?? null);
+}
+
+/** Sync (bounded) or compare, for any caller; `forScope` then cuts it to one caller's view. */
+export function observe(db: Database, sourceDirs: readonly SourceDir[], options: RefreshOptions): RawFreshness {
+	if (options.sync) {
+		const report = syncIndex(db, { sourceDirs, budgetMs: options.budgetMs ?? QUERY_SYNC_BUDGET_MS, debug: options.debug });
 		return {
 			synced: true,
 			syncMs: Math.round(report.durationMs * 10) / 10,
 			pendingFiles: report.sessions.pending,
 			missingFiles: 0,
 			newDiagnostics: report.diagnosticCount,
-			problems: report.problems.slice(0, 20),
+			problems: report.problems,
+			problemPaths: report.problemPaths,
 			lastSyncAt: new Date().toISOString(),
 		};
 	}
 	const started = performance.now();
 	const sources = checkFreshness(db, sourceDirs);
-	const last = db.query("SELECT value FROM meta WHERE key = 'last_sync'").get() as { value: string } | null;
+	const unreadable = sources.filter((s) => !s.readable && s.error !== "ENOENT");
+	const last = lastSync(db);
 	return {
 		synced: false,
 		syncMs: Math.round((performance.now() - started) * 10) / 10,
 		pendingFiles: sources.reduce((n, s) => n + s.changed, 0),
 		missingFiles: sources.reduce((n, s) => n + s.missing, 0),
 		newDiagnostics: 0,
-		problems: sources.filter((s) => !s.readable && s.error !== "ENOENT").map((s) => `cannot read ${s.dir}: ${s.error}`),
-		lastSyncAt: last ? new Date((JSON.parse(last.value) as { at: number }).at).toISOString() : null,
+		problems: unreadable.map((s) => `cannot read ${s.dir}: ${s.error}`),
+		problemPaths: unreadable.map((s) => s.dir),
+		lastSyncAt: last ? new Date(last.at).toISOString() : null,
 	};
+}
+
+export function forScope(db: Database, raw: RawFreshness, sourceDirs: readonly SourceDir[], scope: Scope | null): Freshness {
+	const { problemPaths, ...freshness } = raw;
+	return { ...freshness, problems: visibleProblems(db, raw.problems, problemPaths, sourceDirs, scope) };
+}
+
+function visibleProblems(db: Database, problems: string[], paths: string[], sourceDirs: readonly SourceDir[], scope: Scope | null): string[] {
+	if (scope === null || scope.roots === null) return problems.slice(0, MAX_PROBLEMS);
+	const roots = new Set(sourceDirs.map((d) => d.path));
+	const shown: string[] = [];
+	let hidden = 0;
+	problems.forEach((problem, i) => {
+		const path = paths[i] ?? "";
+		const visible = path === "" || roots.has(path) || sessionInScope(scope, cwdOfIndexedFile(db, path));
+		if (visible && shown.length < MAX_PROBLEMS) shown.push(problem);
+		else hidden++;
+	});
+	if (hidden > 0) shown.push(`${hidden} more indexing problem${hidden === 1 ? "" : "s"} outside this scope (pi-events status shows them)`);
+	return shown;
 }

@@ -2,7 +2,7 @@
 import { defineCommand } from "citty";
 import { syncIndex, type SyncReport } from "../indexer.ts";
 import { openIndex } from "../store/db.ts";
-import { checkFlags, commonArgs, formatMs, plural, progressReporter, settingsFrom } from "./shared.ts";
+import { checkFlags, commonArgs, debug, formatMs, plural, progressReporter, settingsFrom } from "./shared.ts";
 
 const args = {
 	...commonArgs,
@@ -18,7 +18,7 @@ export const indexCommand = defineCommand({
 		const db = openIndex(settings.indexPath);
 		try {
 			const progress = progressReporter("indexing");
-			const report = syncIndex(db, { sourceDirs: settings.sourceDirs, onProgress: progress.update });
+			const report = syncIndex(db, { sourceDirs: settings.sourceDirs, onProgress: progress.update, debug });
 			progress.finish();
 			if (a.json) {
 				process.stdout.write(`${JSON.stringify({ index: settings.indexPath, ...report }, null, 2)}\n`);

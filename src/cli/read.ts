@@ -7,7 +7,7 @@ import { Access } from "../query/access.ts";
 import { MAX_NEIGHBOURS, readEvent } from "../query/read.ts";
 import { openIndex } from "../store/db.ts";
 import { callerArgs, scopeFrom } from "./caller.ts";
-import { checkFlags, commonArgs, settingsFrom } from "./shared.ts";
+import { checkFlags, commonArgs, debug, settingsFrom } from "./shared.ts";
 
 const args = {
 	session: { type: "positional", description: "Session id", required: true },
@@ -40,7 +40,7 @@ export const readCommand = defineCommand({
 		if (order !== "append" && order !== "branch") throw new PiEventsError("E_USAGE", `--order must be append or branch, got ${JSON.stringify(order)}`);
 		const db = openIndex(settings.indexPath);
 		try {
-			if (a.sync !== false) refresh(db, settings.sourceDirs, true);
+			if (a.sync !== false) refresh(db, settings.sourceDirs, { sync: true, scope, debug });
 			const result = readEvent(new Access(db, scope), {
 				sessionId: a.session,
 				entryId: a.entry,

@@ -7,7 +7,7 @@ import { freshnessLine, renderHits } from "../present/render.ts";
 import { openIndex } from "../store/db.ts";
 import { callerArgs, scopeFrom } from "./caller.ts";
 import { filterArgs, list, toSearchFilters } from "./filters.ts";
-import { checkFlags, collectRepeated, commonArgs, settingsFrom } from "./shared.ts";
+import { checkFlags, collectRepeated, commonArgs, debug, settingsFrom } from "./shared.ts";
 
 const args = {
 	query: { type: "positional", description: 'Terms and "quoted phrases" (all must match)', required: true },
@@ -51,7 +51,7 @@ export const searchCommand = defineCommand({
 		const scope = scopeFrom(a, settings, process.env, process.cwd());
 		const db = openIndex(settings.indexPath);
 		try {
-			const freshness = refresh(db, settings.sourceDirs, a.sync !== false);
+			const freshness = refresh(db, settings.sourceDirs, { sync: a.sync !== false, scope, debug });
 			const result = search(db, { query, filters, limit, scope });
 			if (a.json) {
 				const out = { hits: result.hits, freshness, coverage: result.coverage, elapsedMs: Math.round(result.elapsedMs * 100) / 100 };

@@ -99,3 +99,6 @@ export function formatMs(ms: number): string {
 export function plural(n: number, word: string): string {
 	return `${n.toLocaleString("en-US")} ${word}${n === 1 ? "" : "s"}`;
 }
+
+/** Full descriptions of unexpected errors, only when PI_EVENTS_DEBUG is set. */
+export const debug = process.env.PI_EVENTS_DEBUG ? (line: string) => process.stderr.write(`pi-events debug: ${line}\n`) : undefined;

@@ -6,7 +6,7 @@ import { Access } from "../query/access.ts";
 import { traceEvent } from "../query/trace.ts";
 import { openIndex } from "../store/db.ts";
 import { callerArgs, scopeFrom } from "./caller.ts";
-import { checkFlags, commonArgs, settingsFrom } from "./shared.ts";
+import { checkFlags, commonArgs, debug, settingsFrom } from "./shared.ts";
 
 const args = {
 	session: { type: "positional", description: "Session id", required: true },
@@ -25,7 +25,7 @@ export const traceCommand = defineCommand({
 		const scope = scopeFrom(a, settings, process.env, process.cwd());
 		const db = openIndex(settings.indexPath);
 		try {
-			if (a.sync !== false) refresh(db, settings.sourceDirs, true);
+			if (a.sync !== false) refresh(db, settings.sourceDirs, { sync: true, scope, debug });
 			const result = traceEvent(new Access(db, scope), a.session, a.entry);
 			const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
 			process.stdout.write(a.json ? `${JSON.stringify(result, null, 2)}\n` : renderTrace(result, { color }));

@@ -35,6 +35,7 @@ export function renderRead(r: ReadResult): string {
 		out.push(`  target ${nodeLine(e)}`);
 		for (const v of n.after) out.push(`  after  ${nodeLine(v)}`);
 		for (const v of n.alternatives) out.push(`  ${n.stoppedAt === "fork" ? "fork?  " : "alt    "}${nodeLine(v)}`);
+		if (n.alternativesTotal > n.alternatives.length) out.push(`  (${n.alternativesTotal - n.alternatives.length} more alternatives not listed)`);
 		if (n.stoppedAt === "fork") out.push("  (stopped at a fork: pick a candidate and read it)");
 	}
 	return `${out.join("\n")}\n`;

@@ -25,6 +25,8 @@ export function renderTrace(t: TraceResult, style: Style): string {
 			out.push(`${indent}${branch}${nodeLine(item.node)}   (sibling)`);
 		}
 	});
+	if (t.childrenTotal > t.children.length) out.push(`   (${t.childrenTotal - t.children.length} more children not listed)`);
+	if (t.siblingsTotal > t.siblings.length) out.push(`   (${t.siblingsTotal - t.siblings.length} more siblings not listed)`);
 	out.push("", `(* = on the selected path to the materialized leaf, ? = unknown)`);
 	out.push(t.towardLeaf ? `toward the leaf: ${t.towardLeaf.entryId}` : "toward the leaf: this is the materialized leaf or off-tree");
 	const rels = t.relations.filter((r) => !["parent", "child", "sibling"].includes(r.relation));

@@ -292,10 +292,14 @@ function str(value: unknown): string | null {
 
 /** ISO string or epoch milliseconds → epoch ms; anything else → null. */
 export function parseTime(value: unknown): number | null {
-	if (typeof value === "number" && Number.isFinite(value)) return value;
-	if (typeof value === "string") {
-		const ms = Date.parse(value);
-		return Number.isNaN(ms) ? null : ms;
-	}
-	return null;
+	const ms = typeof value === "number" ? value : typeof value === "string" ? Date.parse(value) : Number.NaN;
+	// Outside ±8.64e15 ms a JavaScript Date is invalid: such a timestamp is no time at all.
+	return Number.isFinite(ms) && Math.abs(ms) <= MAX_TIME_MS ? ms : null;
+}
+
+const MAX_TIME_MS = 8.64e15;
+
+/** ISO form of an epoch-ms time, or null. */
+export function isoTime(ms: number | null): string | null {
+	return ms === null || !Number.isFinite(ms) || Math.abs(ms) > MAX_TIME_MS ? null : new Date(ms).toISOString();
 }

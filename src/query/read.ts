@@ -18,6 +18,8 @@ export const PART_CHARS = 2000;
 export const DEFAULT_WINDOW = 4000;
 export const MAX_WINDOW = 20_000;
 export const MAX_NEIGHBOURS = 20;
+/** Most fork candidates or alternatives listed by a branch-order read (the total is always given). */
+export const MAX_ALTERNATIVES = 50;
 
 export interface ReadRequest {
 	sessionId: string;
@@ -56,6 +58,8 @@ export interface ReadResult {
 		after: EventView[];
 		/** Branch order: other children passed on the way (alternatives), or the candidates where an unresolved fork stopped the walk. */
 		alternatives: EventView[];
+		/** How many alternatives there are (at most MAX_ALTERNATIVES are listed). */
+		alternativesTotal: number;
 		stoppedAt: "end" | "fork" | null;
 	};
 }
@@ -152,6 +156,7 @@ function appendNeighbours(access: Access, session: SessionRow, event: EventRow, 
 		before: before > 0 ? visible(access.store.eventsBySeq(session.session_key, event.seq - before, event.seq - 1)) : [],
 		after: after > 0 ? visible(access.store.eventsBySeq(session.session_key, event.seq + 1, event.seq + after)) : [],
 		alternatives: [],
+		alternativesTotal: 0,
 		stoppedAt: null,
 	};
 }
@@ -198,5 +203,11 @@ function branchNeighbours(access: Access, session: SessionRow, event: EventRow, 
 		successors.push(next);
 		cursor = next;
 	}
-	return { before: predecessors.map(view), after: successors.map(view), alternatives: alternatives.map(view), stoppedAt };
+	return {
+		before: predecessors.map(view),
+		after: successors.map(view),
+		alternatives: alternatives.slice(0, MAX_ALTERNATIVES).map(view),
+		alternativesTotal: alternatives.length,
+		stoppedAt,
+	};
 }

@@ -23,6 +23,7 @@ import {
 } from "../store/search.ts";
 import { canonicalPath } from "../source/paths.ts";
 import { EventStore } from "../store/events.ts";
+import { isoTime } from "../project/projector.ts";
 import { parseQuery } from "./fts.ts";
 import { fragmentTexts } from "./source-text.ts";
 
@@ -270,7 +271,7 @@ function toHit(row: CandidateRow, matched: number, body: string | null, termToke
 		semanticKind: row.kind,
 		role: row.role,
 		toolName: row.tool_name,
-		timestamp: row.ts_ms === null ? null : new Date(row.ts_ms).toISOString(),
+		timestamp: isoTime(row.ts_ms),
 		cwd: row.cwd,
 		sessionFile: row.session_file,
 		sessionName: row.session_name || null,

@@ -9,6 +9,9 @@ import type { EventRow, SessionRow } from "../store/events.ts";
 import type { Access } from "./access.ts";
 import { type EventView, eventView } from "./views.ts";
 
+/** Most children and siblings listed in a trace (the totals are always given). */
+export const MAX_TRACE_NODES = 50;
+
 export type RelationLabel = "recorded" | "derived" | "inferred";
 
 export interface Relation {
@@ -27,8 +30,11 @@ export interface TraceResult {
 	target: EventView;
 	session: { sessionId: string; cwd: string | null; name: string | null; file: string; leafEntryId: string | null };
 	parent: EventView | null;
+	/** At most MAX_TRACE_NODES each; the totals say how many there are. */
 	children: EventView[];
 	siblings: EventView[];
+	childrenTotal: number;
+	siblingsTotal: number;
 	/** The adjacent node on the way to the materialized leaf (null when the target is the leaf). */
 	towardLeaf: EventView | null;
 	relations: Relation[];
@@ -42,13 +48,16 @@ export function traceEvent(access: Access, sessionId: string, entryId: string): 
 
 	const parentRow = event.parent_id ? store.event(session.session_key, event.parent_id) : null;
 	const parent = visible(parentRow) ? parentRow : null;
-	const children = store.children(session.session_key, event.entry_id).filter(visible);
-	const siblingRows = (parent ? store.children(session.session_key, parent.entry_id) : store.roots(session.session_key)).filter(
+	const allChildren = store.children(session.session_key, event.entry_id).filter(visible);
+	const allSiblings = (parent ? store.children(session.session_key, parent.entry_id) : store.roots(session.session_key)).filter(
 		(r) => r.entry_id !== event.entry_id && visible(r),
 	);
+	// Bounded output: a node with 100,000 children must not produce 100,000 previews.
+	const children = allChildren.slice(0, MAX_TRACE_NODES);
+	const siblingRows = allSiblings.slice(0, MAX_TRACE_NODES);
 
 	let towardLeaf: EventRow | null = null;
-	if (event.branch_state === "selected") towardLeaf = children.find((c) => c.branch_state === "selected") ?? null;
+	if (event.branch_state === "selected") towardLeaf = allChildren.find((c) => c.branch_state === "selected") ?? null;
 	else if (event.branch_state === "alternate") towardLeaf = parent;
 
 	const relations: Relation[] = [];
@@ -92,6 +101,8 @@ export function traceEvent(access: Access, sessionId: string, entryId: string): 
 		parent: parent ? view(parent) : null,
 		children: children.map(view),
 		siblings: siblingRows.map(view),
+		childrenTotal: allChildren.length,
+		siblingsTotal: allSiblings.length,
 		towardLeaf: towardLeaf ? view(towardLeaf) : null,
 		relations,
 	};

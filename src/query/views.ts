@@ -1,5 +1,6 @@
 /** Bounded event metadata with a short preview: what reads, traces and neighbours return per node. */
 import type { EventRow, EventStore, SessionRow } from "../store/events.ts";
+import { isoTime } from "../project/projector.ts";
 import { fragmentTexts } from "./source-text.ts";
 
 export const PREVIEW_CHARS = 160;
@@ -50,7 +51,7 @@ export function eventView(e: EventRow, session: SessionRow, store: EventStore): 
 		toolName: e.tool_name,
 		toolCallId: e.tool_call_id,
 		customType: e.custom_type,
-		timestamp: e.ts_ms === null ? null : new Date(e.ts_ms).toISOString(),
+		timestamp: isoTime(e.ts_ms),
 		isError: e.is_error === null ? null : e.is_error === 1,
 		exitCode: e.exit_code,
 		branchState: e.branch_state,

@@ -11,7 +11,7 @@ import { statSync } from "node:fs";
 import { canonicalPath, resolveRoot, type Settings } from "../config.ts";
 import { indexedSize } from "../store/status.ts";
 import { errorCode, isPiEventsError, publicMessage } from "../errors.ts";
-import { type Freshness, refresh } from "../freshness.ts";
+import { forScope, observe, type RawFreshness } from "../freshness.ts";
 import { decodeLine, frameLines } from "../source/jsonl.ts";
 import { toJsonSchema } from "./json-schema.ts";
 import { boundText, findTool, parseArgs, TOOLS } from "./tools.ts";
@@ -55,7 +55,7 @@ const INSTRUCTIONS =
 export class StdioServer {
 	private initialized = false;
 	private lastSync = 0;
-	private lastFreshness: Freshness | null = null;
+	private lastFreshness: RawFreshness | null = null;
 
 	constructor(private readonly opts: ServerOptions) {}
 
@@ -103,7 +103,10 @@ export class StdioServer {
 		const modernVersion = meta[META_VERSION];
 		const modern = modernVersion !== undefined;
 		if (modern && (typeof modernVersion !== "string" || !MODERN_VERSIONS.includes(modernVersion))) {
-			this.error(id, -32022, "Unsupported protocol version", { supported: MODERN_VERSIONS, requested: modernVersion });
+			this.error(id, -32022, "Unsupported protocol version", {
+				supported: MODERN_VERSIONS,
+				requested: typeof modernVersion === "string" ? modernVersion.slice(0, 64) : null,
+			});
 			return;
 		}
 		if (method === "initialize") {
@@ -168,11 +171,12 @@ export class StdioServer {
 		try {
 			const parsed = parseArgs(tool, args);
 			const caller = callerFrom(meta, this.opts.launch);
+			const scope = this.scopeFor(caller);
 			const ctx = {
 				db: this.opts.db,
-				scope: this.scopeFor(caller),
+				scope,
 				cwd: caller.cwd,
-				refresh: () => this.refresh(caller.sessionFile),
+				refresh: () => forScope(this.opts.db, this.refresh(caller.sessionFile), this.opts.settings.sourceDirs, scope),
 				now: Date.now(),
 			};
 			const out = tool.run(parsed as never, ctx);
@@ -199,11 +203,11 @@ export class StdioServer {
 	 * since it was indexed: then the invoking entry must be indexed now, or its cutoff would hide
 	 * the whole current session.
 	 */
-	private refresh(callerFile: string | null = null): Freshness {
+	private refresh(callerFile: string | null = null): RawFreshness {
 		const now = performance.now();
 		const callerGrew = callerFile !== null && this.grewSinceIndexed(callerFile);
 		if (!callerGrew && this.lastFreshness && now - this.lastSync < SYNC_INTERVAL_MS) return this.lastFreshness;
-		this.lastFreshness = refresh(this.opts.db, this.opts.settings.sourceDirs, true, CALL_SYNC_BUDGET_MS);
+		this.lastFreshness = observe(this.opts.db, this.opts.settings.sourceDirs, { sync: true, budgetMs: CALL_SYNC_BUDGET_MS, debug: this.opts.log });
 		this.lastSync = performance.now();
 		return this.lastFreshness;
 	}

@@ -88,7 +88,8 @@ function scanDir(dir: string, sourceDir: string, depth: number, result: Discover
 	}
 }
 
+/** The errno code of a filesystem error (ENOENT, EACCES...); anything else is EUNKNOWN, never a SQLite code. */
 export function errno(err: unknown): string {
 	const code = (err as { code?: unknown })?.code;
-	return typeof code === "string" ? code : "EUNKNOWN";
+	return typeof code === "string" && /^E[A-Z0-9]+$/.test(code) ? code : "EUNKNOWN";
 }

@@ -104,7 +104,8 @@ export function parseLines(
 			const h = parsed.output;
 			state.header = {
 				sessionId: h.id,
-				version: typeof h.version === "number" ? h.version : 1,
+				// A non-finite version (1e400) would not survive the saved parser state: treat it as current.
+				version: typeof h.version !== "number" || Number.isNaN(h.version) ? 1 : Number.isFinite(h.version) ? h.version : h.version > 0 ? 3 : 1,
 				cwd: h.cwd ?? null,
 				timestamp: h.timestamp ?? null,
 				parentSession: h.parentSession ?? h.branchedFrom ?? null,
@@ -120,9 +121,13 @@ export function parseLines(
 			locator: { file, offset: line.offset, length: line.length, line: line.line, hash: hashBytes(line.bytes) },
 		});
 		if (batchIds.has(event.entryId) || idExists(event.entryId)) {
-			state.duplicateCount++;
-			diag(line, "duplicate-id", `entry id ${JSON.stringify(event.entryId)} appears again; indexed as a derived id`);
-			event.entryId = `${event.entryId}~dup${state.duplicateCount}`;
+			const original = event.entryId;
+			// The derived id must itself be free (a file may already hold an id like "a~dup1").
+			let derived: string;
+			do derived = `${original}~dup${++state.duplicateCount}`;
+			while (batchIds.has(derived) || idExists(derived));
+			diag(line, "duplicate-id", `entry id ${JSON.stringify(original)} appears again; indexed as ${JSON.stringify(derived)}`);
+			event.entryId = derived;
 			event.idDerived = true;
 		}
 		batchIds.add(event.entryId);

@@ -41,3 +41,16 @@ export function indexedSize(db: Database, path: string): number | null {
 	const row = db.query("SELECT size FROM files WHERE path = ?1 OR real_path = ?1 LIMIT 1").get(path) as { size: number } | null;
 	return row?.size ?? null;
 }
+
+export function lastSync(db: Database): { at: number; durationMs: number; complete: boolean } | null {
+	const row = db.query("SELECT value FROM meta WHERE key = 'last_sync'").get() as { value: string } | null;
+	return row ? JSON.parse(row.value) : null;
+}
+
+/** The canonical cwd of the session indexed from this file, or null. */
+export function cwdOfIndexedFile(db: Database, path: string): string | null {
+	const row = db.query("SELECT s.cwd_real FROM sessions s JOIN files f ON f.file_key = s.file_key WHERE f.path = ?1").get(path) as {
+		cwd_real: string | null;
+	} | null;
+	return row?.cwd_real ?? null;
+}

@@ -310,10 +310,32 @@ export class IndexWriter {
 		this.db.run("UPDATE events SET branch_state = ?2, selection_state = ?3 WHERE event_key = ?1", [eventKey, branchState, selectionState]);
 	}
 
-	/** Checkpoint and truncate the WAL; false when readers kept it from completing. */
+	/** Checkpoint and truncate the WAL without waiting; false when readers kept it from completing. */
 	checkpoint(): boolean {
-		const row = this.db.query("PRAGMA wal_checkpoint(TRUNCATE)").get() as { busy: number } | null;
-		return row?.busy === 0;
+		const timeout = (this.db.query("PRAGMA busy_timeout").get() as { timeout: number }).timeout;
+		this.db.run("PRAGMA busy_timeout = 0");
+		try {
+			const row = this.db.query("PRAGMA wal_checkpoint(TRUNCATE)").get() as { busy: number; log: number; checkpointed: number } | null;
+			return row !== null && row.busy === 0 && row.log === 0;
+		} catch {
+			return false;
+		} finally {
+			this.db.run(`PRAGMA busy_timeout = ${timeout}`);
+		}
+	}
+
+	/** Merge the full-text index into one segment, dropping the tokens of deleted rows. */
+	optimizeFullText(): void {
+		this.db.run("INSERT INTO fts(fts) VALUES ('optimize')");
+	}
+
+	deleteMeta(key: string): void {
+		this.db.run("DELETE FROM meta WHERE key = ?1", [key]);
+	}
+
+	getMeta(key: string): unknown {
+		const row = this.db.query("SELECT value FROM meta WHERE key = ?1").get(key) as { value: string } | null;
+		return row ? JSON.parse(row.value) : null;
 	}
 
 	setMeta(key: string, value: unknown): void {

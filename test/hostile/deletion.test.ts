@@ -1,0 +1,353 @@
+/**
+ * Hostile input, part 4: deletion leaves nothing behind. Unique tokens are planted in one session
+ * among many (user text, tool output, a bash command, the session name, a file path, a custom
+ * type, an error message, a label, a compaction summary, a camelCase identifier, the session id,
+ * the cwd and the file name), indexed, the file is deleted (or rewritten, or truncated), the
+ * index syncs, and the raw bytes of index.db, index.db-wal and index.db-shm are scanned for every
+ * token: as written, lowercased (FTS5 lowercases), and by its random tail alone (FTS5 leaf pages
+ * prefix-compress terms, so a surviving posting need not contain the whole token). A positive
+ * control first proves the scan sees every token before the deletion. When something survives,
+ * the page is mapped to its table (dbstat) so the message names the mechanism. The cost of the
+ * deleting sync is measured against syncs without deletions.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { syncIndex } from "../../src/indexer.ts";
+import type { SourceDir } from "../../src/source/discover.ts";
+import { openIndex } from "../../src/store/db.ts";
+import { cleanupTempDirs, encodeCwd, makeTempDir, PI_FIXTURES } from "../helpers/temp.ts";
+import { ChunkedWriter, header, LONG } from "./helpers.ts";
+
+afterAll(() => cleanupTempDirs());
+
+const figures: string[] = [];
+afterAll(() => {
+	if (figures.length) console.log(`deletion:\n${figures.map((f) => `  ${f}`).join("\n")}`);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Tokens and the planted session
+// ---------------------------------------------------------------------------------------------
+
+let counter = 0;
+function rand(): string {
+	// Ten characters from [a-z0-9], unique per token (seeded by time and a counter).
+	let x = (Date.now() * 1000 + process.pid * 7 + ++counter * 7919) >>> 0;
+	let out = "";
+	for (let i = 0; i < 10; i++) {
+		x = (Math.imul(x, 1103515245) + 12345 + i * 977) >>> 0;
+		out += "abcdefghijklmnopqrstuvwxyz0123456789"[(x >>> 8) % 36];
+	}
+	return out;
+}
+
+interface Token {
+	where: string;
+	/** The token as it appears in the session file. */
+	text: string;
+	/** Its random tail, which no other text shares. */
+	tail: string;
+}
+
+function plantTokens(): Record<string, Token> {
+	const t = (where: string, make: (r: string) => string) => {
+		const r = rand();
+		return { where, text: make(r), tail: r };
+	};
+	return {
+		user: t("user text", (r) => `QZUSER${r.toUpperCase()}`),
+		output: t("tool output", (r) => `qzoutput${r}`),
+		bash: t("bash command", (r) => `qzbash${r}`),
+		name: t("session name", (r) => `qzname${r}`),
+		path: t("file path", (r) => `qzpath${r}`),
+		ctype: t("custom type", (r) => `qzctype${r}`),
+		error: t("error message", (r) => `qzerror${r}`),
+		label: t("label", (r) => `qzlabel${r}`),
+		summary: t("compaction summary", (r) => `qzsummary${r}`),
+		camel: t("camelCase identifier", (r) => `parseQzCamel${r.charAt(0).toUpperCase()}${r.slice(1)}`),
+		session: t("session id", (r) => `qzsession${r}`),
+		cwd: t("cwd", (r) => `qzcwd${r}`),
+		file: t("file name", (r) => `qzfile${r}`),
+	};
+}
+
+const CWD = "/work/demo/app";
+
+function plantedSession(T: Record<string, Token>): string {
+	const cwd = `${CWD}/${T.cwd!.text}`;
+	const entries = [
+		header(T.session!.text, cwd),
+		{ type: "message", id: "p1", parentId: null, timestamp: "2026-10-01T10:00:01.000Z", message: { role: "user", content: [{ type: "text", text: `please look at ${T.user!.text} today` }] } },
+		{
+			type: "message",
+			id: "p2",
+			parentId: "p1",
+			timestamp: "2026-10-01T10:00:02.000Z",
+			message: {
+				role: "assistant",
+				content: [
+					{ type: "text", text: `calling ${T.camel!.text} first` },
+					{ type: "toolCall", id: "call1", name: "read", arguments: { path: `${cwd}/${T.path!.text}/config.ts` } },
+				],
+				stopReason: "toolUse",
+			},
+		},
+		{ type: "message", id: "p3", parentId: "p2", timestamp: "2026-10-01T10:00:03.000Z", message: { role: "toolResult", toolCallId: "call1", toolName: "read", content: [{ type: "text", text: `file says ${T.output!.text} here` }], isError: false } },
+		{ type: "message", id: "p4", parentId: "p3", timestamp: "2026-10-01T10:00:04.000Z", message: { role: "bashExecution", command: `echo ${T.bash!.text}`, output: "done", exitCode: 0 } },
+		{ type: "session_info", id: "p5", parentId: "p4", timestamp: "2026-10-01T10:00:05.000Z", name: `Release ${T.name!.text}` },
+		{ type: "custom_message", id: "p6", parentId: "p5", timestamp: "2026-10-01T10:00:06.000Z", customType: T.ctype!.text, content: "extension context", display: true },
+		{ type: "message", id: "p7", parentId: "p6", timestamp: "2026-10-01T10:00:07.000Z", message: { role: "assistant", content: [], stopReason: "error", errorMessage: `upstream failed: ${T.error!.text}` } },
+		{ type: "label", id: "p8", parentId: "p7", timestamp: "2026-10-01T10:00:08.000Z", targetId: "p1", label: T.label!.text },
+		{ type: "compaction", id: "p9", parentId: "p8", timestamp: "2026-10-01T10:00:09.000Z", summary: `so far: ${T.summary!.text}`, firstKeptEntryId: "p7", tokensBefore: 1000 },
+	];
+	return entries.map((e) => JSON.stringify(e)).join("\n") + "\n";
+}
+
+// ---------------------------------------------------------------------------------------------
+// A corpus of other sessions
+// ---------------------------------------------------------------------------------------------
+
+function writeCorpus(sessions: string, count: number, entriesPer: number): void {
+	for (const name of readdirSync(PI_FIXTURES)) if (name.endsWith(".jsonl")) cpSync(join(PI_FIXTURES, name), join(sessions, encodeCwd(CWD), name));
+	for (let s = 0; s < count; s++) {
+		const w = new ChunkedWriter(join(sessions, encodeCwd(`${CWD}/pkg${s % 7}`), `2026-09-${String(1 + (s % 28)).padStart(2, "0")}T00-00-00-000Z_other-${s}.jsonl`));
+		w.line(header(`other-${s}`, `${CWD}/pkg${s % 7}`));
+		for (let i = 0; i < entriesPer; i++) {
+			w.line({
+				type: "message",
+				id: `o${s}-${i}`,
+				parentId: i === 0 ? null : `o${s}-${i - 1}`,
+				timestamp: new Date(Date.UTC(2026, 8, 1) + s * 100_000 + i * 1000).toISOString(),
+				message:
+					i % 2 === 0
+						? { role: "user", content: `corpus question ${s} ${i} about module${i % 50} and the build` }
+						: { role: "assistant", content: [{ type: "text", text: `corpus answer ${s} ${i}: check handler${i % 40} and retry logic` }], stopReason: "stop" },
+			});
+		}
+		w.close();
+	}
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scanning
+// ---------------------------------------------------------------------------------------------
+
+const INDEX_FILES = ["", "-wal", "-shm"];
+
+function needlesOf(t: Token): string[] {
+	return [...new Set([t.text, t.text.toLowerCase(), t.tail, t.tail.toUpperCase()])];
+}
+
+interface Finding {
+	token: string;
+	where: string;
+	file: string;
+	needle: string;
+	offset: number;
+	owner: string;
+}
+
+/** Map pages of index.db to the table or index that owns them (dbstat), read-only. */
+function pageOwners(dbPath: string): { pageSize: number; owner: (page: number) => string } {
+	const owners = new Map<number, string>();
+	let pageSize = 4096;
+	try {
+		const db = new Database(dbPath, { readonly: true });
+		pageSize = (db.query("PRAGMA page_size").get() as { page_size: number }).page_size;
+		for (const r of db.query("SELECT name, pageno, pagetype FROM dbstat").all() as { name: string; pageno: number; pagetype: string }[]) owners.set(r.pageno, `${r.name} (${r.pagetype} page)`);
+		db.close();
+	} catch {
+		// no dbstat: pages stay anonymous
+	}
+	return { pageSize, owner: (page) => owners.get(page) ?? "a page no table owns (free or unused space)" };
+}
+
+function scan(dbPath: string, tokens: Record<string, Token>): Finding[] {
+	const findings: Finding[] = [];
+	for (const suffix of INDEX_FILES) {
+		const file = dbPath + suffix;
+		if (!existsSync(file)) continue;
+		const bytes = readFileSync(file);
+		const owners = suffix === "" ? pageOwners(dbPath) : null;
+		for (const [key, t] of Object.entries(tokens)) {
+			for (const needle of needlesOf(t)) {
+				const at = bytes.indexOf(Buffer.from(needle, "utf8"));
+				if (at < 0) continue;
+				findings.push({
+					token: key,
+					where: t.where,
+					file: `index.db${suffix}`,
+					needle,
+					offset: at,
+					owner: owners ? owners.owner(Math.floor(at / owners.pageSize) + 1) : suffix === "-wal" ? "a WAL frame" : "the WAL index",
+				});
+				break;
+			}
+		}
+	}
+	return findings;
+}
+
+function describeFindings(findings: Finding[]): string[] {
+	return findings.map((f) => `${f.where} (${f.needle}) in ${f.file} at byte ${f.offset}: ${f.owner}`);
+}
+
+interface Env {
+	dir: string;
+	sessions: string;
+	dbPath: string;
+	sources: SourceDir[];
+}
+
+function makeEnv(corpus: { count: number; entries: number }): Env {
+	const dir = makeTempDir("pi-events-deletion-");
+	const sessions = join(dir, "sessions");
+	mkdirSync(join(sessions, encodeCwd(CWD)), { recursive: true });
+	writeCorpus(sessions, corpus.count, corpus.entries);
+	return { dir, sessions, dbPath: join(dir, "index.db"), sources: [{ path: sessions, origin: "flag" }] };
+}
+
+function plant(env: Env, T: Record<string, Token>): string {
+	const path = join(env.sessions, encodeCwd(`${CWD}/${T.cwd!.text}`), `${T.file!.text}.jsonl`);
+	mkdirSync(join(path, ".."), { recursive: true });
+	writeFileSync(path, plantedSession(T));
+	return path;
+}
+
+/** Index with the planted session; assert the scan sees every token (positive control). */
+function indexAndControl(env: Env, T: Record<string, Token>): Database {
+	const db = openIndex(env.dbPath);
+	const report = syncIndex(db, { sourceDirs: env.sources });
+	expect(report.problems).toEqual([]);
+	const seen = new Set(scan(env.dbPath, T).map((f) => f.token));
+	expect(Object.keys(T).filter((k) => !seen.has(k))).toEqual([]);
+	// …and every planted text is searchable (the FTS postings exist).
+	for (const key of ["user", "output", "bash", "name", "path", "error", "summary"]) {
+		const n = (db.query("SELECT count(*) AS n FROM fts WHERE fts MATCH ?1").get(`"${T[key]!.text.toLowerCase()}"`) as { n: number }).n;
+		expect({ key, n }).toEqual({ key, n: 1 });
+	}
+	return db;
+}
+
+const CORPUS = LONG ? { count: 2000, entries: 100 } : { count: 300, entries: 60 };
+
+// ---------------------------------------------------------------------------------------------
+// Tests
+// ---------------------------------------------------------------------------------------------
+
+describe("a deleted session leaves no text in the index files", () => {
+	test(
+		"after delete + sync: nothing of it in index.db / -wal / -shm, with the index open and after closing it; the cost is measured",
+		() => {
+			const env = makeEnv(CORPUS);
+			const T = plantTokens();
+			const path = plant(env, T);
+			const db = indexAndControl(env, T);
+
+			// Cost baseline: a no-op sync, and a sync that writes (an unrelated session grows) without deleting.
+			const time = (fn: () => void) => {
+				const started = performance.now();
+				fn();
+				return performance.now() - started;
+			};
+			const noop = time(() => syncIndex(db, { sourceDirs: env.sources }));
+			const other = join(env.sessions, encodeCwd(`${CWD}/pkg0`), readdirSync(join(env.sessions, encodeCwd(`${CWD}/pkg0`)))[0]!);
+			writeFileSync(other, `${readFileSync(other, "utf8")}${JSON.stringify({ type: "message", id: "grow1", parentId: null, message: { role: "user", content: "grown" } })}\n`);
+			const appendMs = time(() => expect(syncIndex(db, { sourceDirs: env.sources }).sessions.appended).toBe(1));
+
+			rmSync(path);
+			let removed = 0;
+			const deleteMs = time(() => {
+				removed = syncIndex(db, { sourceDirs: env.sources }).sessions.removed;
+			});
+			expect(removed).toBe(1);
+			const openFindings = scan(env.dbPath, T);
+			db.close();
+			const closedFindings = scan(env.dbPath, T);
+
+			// What a fix would cost: FTS5 'optimize' rewrites the segments without tombstoned rows
+			// (contentless_delete keeps deleted postings until their segment is merged), then the
+			// WAL is folded and truncated. Measured on a copy of the index, and scanned again.
+			const copy = join(env.dir, "optimized.db");
+			cpSync(env.dbPath, copy);
+			const fixDb = new Database(copy);
+			fixDb.run("PRAGMA secure_delete = ON");
+			const optimizeMs = time(() => {
+				fixDb.run("INSERT INTO fts(fts) VALUES ('optimize')");
+				fixDb.query("PRAGMA wal_checkpoint(TRUNCATE)").get();
+			});
+			const afterOptimize = scan(copy, T);
+			fixDb.close();
+			figures.push(`FTS5 'optimize' + WAL truncate on that index (a candidate fix): ${optimizeMs.toFixed(1)} ms, leftover tokens afterwards: ${afterOptimize.length}`);
+
+			const sizes = INDEX_FILES.map((s) => `${s || ".db"} ${existsSync(env.dbPath + s) ? (readFileSync(env.dbPath + s).length / 1024).toFixed(0) : "-"} KB`).join(", ");
+			figures.push(
+				`corpus ${CORPUS.count} sessions × ${CORPUS.entries} entries (+ fixtures); index ${sizes}; no-op sync ${noop.toFixed(1)} ms, sync with one append ${appendMs.toFixed(1)} ms, sync deleting one session ${deleteMs.toFixed(1)} ms`,
+			);
+			expect({ indexOpen: describeFindings(openFindings), afterClose: describeFindings(closedFindings) }).toEqual({ indexOpen: [], afterClose: [] });
+		},
+		LONG ? 600_000 : 60_000,
+	);
+
+	test("a rewritten session (same path, new content) leaves none of its old text", () => {
+		const env = makeEnv({ count: 20, entries: 20 });
+		const T = plantTokens();
+		const path = plant(env, T);
+		const db = indexAndControl(env, T);
+		// Same header (so it is a rebuild of the same session), entirely new entries.
+		writeFileSync(
+			path,
+			`${JSON.stringify(header(T.session!.text, `${CWD}/${T.cwd!.text}`))}\n${JSON.stringify({ type: "message", id: "n1", parentId: null, message: { role: "user", content: "replacement text only" } })}\n`,
+		);
+		expect(syncIndex(db, { sourceDirs: env.sources }).sessions.rebuilt).toBe(1);
+		// The header still names the session id, cwd and file: only the entries' tokens must be gone.
+		const gone = Object.fromEntries(Object.entries(T).filter(([k]) => !["session", "cwd", "file"].includes(k)));
+		const openFindings = scan(env.dbPath, gone);
+		db.close();
+		expect({ indexOpen: describeFindings(openFindings), afterClose: describeFindings(scan(env.dbPath, gone)) }).toEqual({ indexOpen: [], afterClose: [] });
+	}, 60_000);
+
+	test("a truncated session (cut after its first entry) leaves none of the cut text", () => {
+		const env = makeEnv({ count: 20, entries: 20 });
+		const T = plantTokens();
+		const path = plant(env, T);
+		const db = indexAndControl(env, T);
+		const text = readFileSync(path, "utf8");
+		const lines = text.split("\n");
+		truncateSync(path, Buffer.byteLength(`${lines[0]}\n${lines[1]}\n`));
+		expect(syncIndex(db, { sourceDirs: env.sources }).sessions.rebuilt).toBe(1);
+		const cut = Object.fromEntries(Object.entries(T).filter(([k]) => !["session", "cwd", "file", "user"].includes(k)));
+		const openFindings = scan(env.dbPath, cut);
+		db.close();
+		expect({ indexOpen: describeFindings(openFindings), afterClose: describeFindings(scan(env.dbPath, cut)) }).toEqual({ indexOpen: [], afterClose: [] });
+	}, 60_000);
+
+	test("with another connection reading during the deleting sync: nothing left once it lets go and the index syncs again", () => {
+		const env = makeEnv({ count: 20, entries: 20 });
+		const T = plantTokens();
+		const path = plant(env, T);
+		const db = indexAndControl(env, T);
+		// A reader (a serve process, another search) holds a snapshot from before the deletion.
+		const reader = new Database(env.dbPath, { readonly: true });
+		reader.run("BEGIN");
+		reader.query("SELECT count(*) FROM events").get();
+		rmSync(path);
+		const started = performance.now();
+		expect(syncIndex(db, { sourceDirs: env.sources }).sessions.removed).toBe(1);
+		const deleteMs = performance.now() - started;
+		figures.push(`sync deleting one session while another connection holds a read snapshot: ${deleteMs.toFixed(0)} ms`);
+		reader.run("COMMIT");
+		reader.close();
+		syncIndex(db, { sourceDirs: env.sources });
+		const openFindings = scan(env.dbPath, T);
+		db.close();
+		expect({
+			// A query's sync is bounded (3 s): the scrubbing checkpoint must not wait out the busy timeout.
+			deleteSyncUnder3s: deleteMs < 3000,
+			indexOpen: describeFindings(openFindings),
+			afterClose: describeFindings(scan(env.dbPath, T)),
+		}).toEqual({ deleteSyncUnder3s: true, indexOpen: [], afterClose: [] });
+	}, 60_000);
+});

@@ -6,6 +6,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { type Scope, sessionInScope } from "./auth/scope.ts";
+import { PiEventsError } from "./errors.ts";
 import { checkFreshness, syncIndex } from "./indexer.ts";
 import type { SourceDir } from "./source/discover.ts";
 import { cwdOfIndexedFile, lastSync } from "./store/status.ts";
@@ -49,7 +50,24 @@ export function refresh(db: Database, sourceDirs: readonly SourceDir[], options:
 /** Sync (bounded) or compare, for any caller; `forScope` then cuts it to one caller's view. */
 export function observe(db: Database, sourceDirs: readonly SourceDir[], options: RefreshOptions): RawFreshness {
 	if (options.sync) {
-		const report = syncIndex(db, { sourceDirs, budgetMs: options.budgetMs ?? QUERY_SYNC_BUDGET_MS, debug: options.debug });
+		let report: ReturnType<typeof syncIndex>;
+		try {
+			report = syncIndex(db, { sourceDirs, budgetMs: options.budgetMs ?? QUERY_SYNC_BUDGET_MS, debug: options.debug });
+		} catch (err) {
+			// The index could not be updated (full disk, I/O): answer from what it holds, and say so.
+			if (!(err instanceof PiEventsError)) throw err;
+			const last = lastSync(db);
+			return {
+				synced: false,
+				syncMs: 0,
+				pendingFiles: 0,
+				missingFiles: 0,
+				newDiagnostics: 0,
+				problems: [err.message],
+				problemPaths: [""],
+				lastSyncAt: last ? new Date(last.at).toISOString() : null,
+			};
+		}
 		return {
 			synced: true,
 			syncMs: Math.round(report.durationMs * 10) / 10,

@@ -14,6 +14,8 @@ import { classifySession, producesMessages, type TreeNode } from "./project/tree
 import { type DiscoveredFile, type Discovery, discover, errno, type SourceDir } from "./source/discover.ts";
 import { fingerprintPrefix, readDurableLines } from "./source/read.ts";
 import { initialParserState, type ParserState, parseLines } from "./source/session-parser.ts";
+import { PiEventsError } from "./errors.ts";
+import { describeDbError, isDatabaseError } from "./store/db.ts";
 import { type FileObservation, type FileRow, IndexWriter, type SessionScope, type TreeRow } from "./store/write.ts";
 
 export interface SyncOptions {
@@ -78,6 +80,12 @@ function knownFiles(db: Database, writer: IndexWriter): Map<string, FileObservat
 	const files = writer.loadFiles();
 	knownCache.set(db, { dataVersion, files });
 	return files;
+}
+
+/** A database failure as the one error type, with a message a person can act on. */
+function asIndexError(err: unknown): unknown {
+	if (!isDatabaseError(err)) return err;
+	return new PiEventsError("E_INDEX", `cannot update the index: ${describeDbError(err)}; it keeps its last consistent state`, { cause: err });
 }
 
 function addProblem(report: SyncReport, path: string, message: string): void {
@@ -155,14 +163,20 @@ export function syncIndex(db: Database, options: SyncOptions): SyncReport {
 		if (db.inTransaction) db.run("COMMIT");
 	} catch (err) {
 		if (db.inTransaction) db.run("ROLLBACK");
-		throw err;
+		knownCache.delete(db);
+		throw asIndexError(err);
 	}
 
-	removeVanished(db, writer, found, known, options.sourceDirs, report);
-	if (changed.length > 0 || report.sessions.removed > 0) knownCache.delete(db);
-	scrub(writer, report, options.budgetMs === undefined);
-	report.durationMs = performance.now() - started;
-	writer.setMeta("last_sync", { at: Date.now(), durationMs: Math.round(report.durationMs), complete: report.complete });
+	try {
+		removeVanished(db, writer, found, known, options.sourceDirs, report);
+		if (changed.length > 0 || report.sessions.removed > 0) knownCache.delete(db);
+		scrub(writer, report, options.budgetMs === undefined);
+		report.durationMs = performance.now() - started;
+		writer.setMeta("last_sync", { at: Date.now(), durationMs: Math.round(report.durationMs), complete: report.complete });
+	} catch (err) {
+		knownCache.delete(db);
+		throw asIndexError(err);
+	}
 	return report;
 }
 
@@ -188,6 +202,9 @@ function syncFile(
 			})
 			.immediate();
 	} catch (err) {
+		// The database itself failing (disk full, I/O) aborts the whole sync: SQLite may have rolled
+		// back the batch, so no per-file outcome could be reported honestly.
+		if (isDatabaseError(err)) throw err;
 		if (err instanceof KeepLastGood) {
 			addProblem(report, file.path, `kept the last known-good index of ${file.path}: it changed and ${err.reason}`);
 			const row = writer.loadFile(file.path);

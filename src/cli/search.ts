@@ -56,6 +56,8 @@ export const searchCommand = defineCommand({
 			if (a.json) {
 				const out = { hits: result.hits, freshness, coverage: result.coverage, elapsedMs: Math.round(result.elapsedMs * 100) / 100 };
 				process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+				// Problems that may hide results are diagnostics: stderr too, not only inside the JSON.
+				for (const p of freshness.problems) process.stderr.write(`pi-events: ${p}\n`);
 			} else {
 				const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
 				process.stdout.write(renderHits(result.hits, { color }));

@@ -168,9 +168,18 @@ function reason(err: unknown): string {
 		if (code === "SQLITE_BUSY" || /locked/i.test(err.message)) return "the index is locked by another process";
 		if (code === "SQLITE_NOTADB" || /not a database/i.test(err.message)) return "the file is not a pi-events index";
 		if (code === "SQLITE_CANTOPEN" || /unable to open/i.test(err.message)) return "the file cannot be opened";
+		if (code?.startsWith("SQLITE_IOERR") || /disk I\/O error/i.test(err.message)) return "an I/O error on the index file";
+		if (code === "SQLITE_CORRUPT" || /malformed/i.test(err.message)) return "the index file is damaged (delete it; it is rebuilt from the sessions)";
+		if (code?.startsWith("SQLITE_")) return `a database error (${code})`;
 		return err.message;
 	}
 	return String(err);
 }
 
 export { reason as describeDbError };
+
+/** Errors of the database itself (full disk, I/O, read-only, damage), as opposed to one bad input. */
+export function isDatabaseError(err: unknown): boolean {
+	const code = (err as { code?: unknown })?.code;
+	return (err instanceof Error && err.name === "SQLiteError") || (typeof code === "string" && code.startsWith("SQLITE_"));
+}

@@ -449,7 +449,7 @@ function removeVanished(
 	const unreadable = new Set(found.unreadable.map((u) => u.path));
 	for (const row of known.values()) {
 		if (!roots.has(row.source_dir) || present.has(row.path) || unreadable.has(row.path)) continue;
-		const verdict = confirmedGone(row.path, row.source_dir, found);
+		const verdict = confirmedGone(row.path, row.dev, row.source_dir, found);
 		if (verdict !== true) {
 			addProblem(report, row.path, `kept ${row.path}: ${verdict}`);
 			continue;
@@ -467,7 +467,7 @@ export { KeepLastGood };
  * sync and everything between is absent (ENOENT). An unreadable or missing source root (an
  * unmounted disk) never counts as confirmation. Returns true, or why the file is kept.
  */
-function confirmedGone(path: string, sourceDir: string, found: Discovery): true | string {
+function confirmedGone(path: string, fileDev: number, sourceDir: string, found: Discovery): true | string {
 	try {
 		lstatSync(path);
 		return "it still exists but was not listed";
@@ -477,7 +477,11 @@ function confirmedGone(path: string, sourceDir: string, found: Discovery): true 
 	let dir = dirname(path);
 	for (;;) {
 		const seen = found.dirs.get(dir);
-		if (seen?.ok) return true;
+		if (seen?.ok) {
+			// Another filesystem where the file's was (a source directory unmounted, an empty mount point left): keep.
+			if (seen.dev !== undefined && seen.dev !== fileDev) return `${dir} is on another device than when the file was indexed (unmounted?)`;
+			return true;
+		}
 		if (seen && seen.error !== "ENOENT") return `its directory ${dir} could not be read (${seen.error})`;
 		if (dir === sourceDir || dir === dirname(dir)) return `its source directory ${sourceDir} is missing (unmounted?)`;
 		try {

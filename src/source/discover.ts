@@ -23,6 +23,8 @@ export interface DirObservation {
 	ok: boolean;
 	/** errno code when the directory could not be read (ENOENT, EACCES, EIO...). */
 	error?: string;
+	/** Device of the directory when it read fine: a different filesystem now (an unmount) is no proof of deletion. */
+	dev?: number;
 }
 
 export interface Discovery {
@@ -52,7 +54,13 @@ function scanDir(dir: string, sourceDir: string, depth: number, result: Discover
 		result.dirs.set(dir, { path: dir, ok: false, error: errno(err) });
 		return;
 	}
-	result.dirs.set(dir, { path: dir, ok: true });
+	let dev: number | undefined;
+	try {
+		dev = statSync(dir).dev;
+	} catch {
+		dev = undefined;
+	}
+	result.dirs.set(dir, { path: dir, ok: true, dev });
 	const prefix = dir.endsWith("/") ? dir : `${dir}/`;
 	for (const entry of entries) {
 		const name = entry.name;

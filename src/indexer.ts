@@ -96,6 +96,25 @@ function addProblem(report: SyncReport, path: string, message: string): void {
 /** Set for the duration of a syncIndex call (synchronous), read by syncFile. */
 let debugLog: ((line: string) => void) | undefined;
 
+/**
+ * Keep the cached observations equal to the files table after this connection's own writes
+ * (which do not move data_version): re-read the few changed rows, or drop the cache after a
+ * large sync.
+ */
+function refreshKnown(db: Database, writer: IndexWriter, changed: DiscoveredFile[], report: SyncReport): void {
+	const cached = knownCache.get(db);
+	if (!cached) return;
+	if (changed.length > 100 || report.sessions.removed > 0) {
+		knownCache.delete(db);
+		return;
+	}
+	for (const file of changed) {
+		const row = writer.loadObservation(file.path);
+		if (row) cached.files.set(file.path, row);
+		else cached.files.delete(file.path);
+	}
+}
+
 /** Run one sync over the configured source directories. */
 export function syncIndex(db: Database, options: SyncOptions): SyncReport {
 	debugLog = options.debug;
@@ -169,7 +188,7 @@ export function syncIndex(db: Database, options: SyncOptions): SyncReport {
 
 	try {
 		removeVanished(db, writer, found, known, options.sourceDirs, report);
-		if (changed.length > 0 || report.sessions.removed > 0) knownCache.delete(db);
+		refreshKnown(db, writer, changed, report);
 		scrub(writer, report, options.budgetMs === undefined);
 		report.durationMs = performance.now() - started;
 		writer.setMeta("last_sync", { at: Date.now(), durationMs: Math.round(report.durationMs), complete: report.complete });
@@ -247,7 +266,7 @@ function appendFile(writer: IndexWriter, file: DiscoveredFile, row: FileRow, rep
 	report.eventsAdded += added.length;
 	if (added.length > 0) classifyAfterAppend(writer, sessionKey, oldLeaf, added);
 	writer.upsertFile(fileFacts(file, read, state, "indexed", null, row.diagnostics + diagnostics));
-	if (added.length > 0) writer.refreshSessionSummary(sessionKey);
+	if (added.length > 0) writer.summarizeAppend(sessionKey, added);
 	return "appended";
 }
 

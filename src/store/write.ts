@@ -257,6 +257,12 @@ export class IndexWriter {
 		return map;
 	}
 
+	loadObservation(path: string): FileObservation | null {
+		return (
+			(this.db.query("SELECT file_key, path, source_dir, dev, ino, size, mtime_ms FROM files WHERE path = ?1").get(path) as FileObservation | null) ?? null
+		);
+	}
+
 	loadFile(path: string): FileRow | null {
 		return (this.db.query("SELECT * FROM files WHERE path = ?1").get(path) as FileRow | null) ?? null;
 	}
@@ -340,6 +346,25 @@ export class IndexWriter {
 
 	setMeta(key: string, value: unknown): void {
 		this.db.run("INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value", [key, JSON.stringify(value)]);
+	}
+
+	/** Update the summary facts for appended events without rescanning the session. */
+	summarizeAppend(sessionKey: number, added: ProjectedEvent[]): void {
+		let fragments = 0;
+		let lastTs: number | null = null;
+		let name: string | undefined;
+		for (const e of added) {
+			fragments += e.fragments.length;
+			if (e.timestampMs !== null && (lastTs === null || e.timestampMs > lastTs)) lastTs = e.timestampMs;
+			if (e.eventType === "session_info" || e.eventType === "title_change") name = e.meta.name ?? "";
+		}
+		this.db.run(
+			`UPDATE sessions SET entry_count = entry_count + ?2, fragment_count = fragment_count + ?3,
+			   last_ts_ms = CASE WHEN ?4 IS NULL THEN last_ts_ms WHEN last_ts_ms IS NULL OR ?4 > last_ts_ms THEN ?4 ELSE last_ts_ms END,
+			   leaf_entry = ?5, name = CASE WHEN ?6 = 1 THEN ?7 ELSE name END
+			 WHERE session_key = ?1`,
+			[sessionKey, added.length, fragments, lastTs, added[added.length - 1]!.entryId, name === undefined ? 0 : 1, name ?? null],
+		);
 	}
 
 	/** Recompute the per-session summary facts from its events. */

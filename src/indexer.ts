@@ -5,13 +5,12 @@
  * file is confirmed gone from a directory that read fine). Never writes to session files.
  */
 import type { Database } from "bun:sqlite";
-import { lstatSync } from "node:fs";
 import { basename, dirname, isAbsolute, resolve } from "node:path";
 import { canonicalPath } from "./source/paths.ts";
 import type { Diagnostic } from "./model.ts";
 import type { ProjectedEvent } from "./project/projector.ts";
 import { classifySession, producesMessages, type TreeNode } from "./project/tree.ts";
-import { type DiscoveredFile, type Discovery, discover, errno, type SourceDir } from "./source/discover.ts";
+import { type DiscoveredFile, type Discovery, discover, errno, presence, type SourceDir } from "./source/discover.ts";
 import { fingerprintPrefix, readDurableLines } from "./source/read.ts";
 import { initialParserState, type ParserState, parseLines } from "./source/session-parser.ts";
 import { PiEventsError } from "./errors.ts";
@@ -487,12 +486,9 @@ export { KeepLastGood };
  * unmounted disk) never counts as confirmation. Returns true, or why the file is kept.
  */
 function confirmedGone(path: string, fileDev: number, sourceDir: string, found: Discovery): true | string {
-	try {
-		lstatSync(path);
-		return "it still exists but was not listed";
-	} catch (err) {
-		if (errno(err) !== "ENOENT") return `it cannot be checked (${errno(err)})`;
-	}
+	const file = presence(path);
+	if (file === "present") return "it still exists but was not listed";
+	if (file !== "ENOENT") return `it cannot be checked (${file})`;
 	let dir = dirname(path);
 	for (;;) {
 		const seen = found.dirs.get(dir);
@@ -503,12 +499,9 @@ function confirmedGone(path: string, fileDev: number, sourceDir: string, found: 
 		}
 		if (seen && seen.error !== "ENOENT") return `its directory ${dir} could not be read (${seen.error})`;
 		if (dir === sourceDir || dir === dirname(dir)) return `its source directory ${sourceDir} is missing (unmounted?)`;
-		try {
-			lstatSync(dir);
-			return `its directory ${dir} exists but was not read`;
-		} catch (err) {
-			if (errno(err) !== "ENOENT") return `its directory ${dir} cannot be checked (${errno(err)})`;
-		}
+		const here = presence(dir);
+		if (here === "present") return `its directory ${dir} exists but was not read`;
+		if (here !== "ENOENT") return `its directory ${dir} cannot be checked (${here})`;
 		dir = dirname(dir);
 	}
 }

@@ -4,7 +4,7 @@
  * Opens nothing but directories and stats; records which directories read fine, because a
  * session may only leave the index when its file is absent from a directory that read fine.
  */
-import { type Dirent, readdirSync, statSync } from "node:fs";
+import { type Dirent, lstatSync, readdirSync, statSync } from "node:fs";
 import type { FileStat } from "./read.ts";
 
 export interface SourceDir {
@@ -93,6 +93,16 @@ function scanDir(dir: string, sourceDir: string, depth: number, result: Discover
 		if (!st || !st.isFile() || seen.has(full)) continue;
 		seen.add(full);
 		result.files.push({ path: full, sourceDir, dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs });
+	}
+}
+
+/** Whether a path exists (without following a final symlink), or the errno code that kept us from knowing. */
+export function presence(path: string): "present" | string {
+	try {
+		lstatSync(path);
+		return "present";
+	} catch (err) {
+		return errno(err);
 	}
 }
 

@@ -249,11 +249,13 @@ function appendFile(writer: IndexWriter, file: DiscoveredFile, row: FileRow, rep
 	const sessionKey = writer.sessionKeyOf(row.file_key);
 	if (sessionKey === null || !state.header) return rebuildFile(writer, file, row, report, addDiagnostics);
 	const oldLeaf = writer.leafRow(sessionKey);
+	// The header is known: resolve the session's canonical cwd once, not per chunk.
+	const scope = sessionScope(state);
 	const added: ProjectedEvent[] = [];
 	let diagnostics = 0;
 	const read = readDurableLines(file.path, row.durable_end, row.next_line, (lines) => {
 		const out = parseLines(state, lines, file.path, (id) => writer.entryExists(sessionKey, id));
-		writer.insertEvents(sessionKey, out.events, sessionScope(state));
+		writer.insertEvents(sessionKey, out.events, scope);
 		for (const e of out.events) {
 			added.push(e);
 			report.fragmentsAdded += e.fragments.length;
@@ -286,6 +288,7 @@ function rebuildFile(
 	let diagnosticCount = 0;
 	let events = 0;
 	let provisionalFileKey = fileKey;
+	let scope: SessionScope | undefined;
 	const read = readDurableLines(file.path, 0, 1, (lines) => {
 		const out = parseLines(state, lines, file.path, (id) => ids.has(id));
 		diagnosticCount += out.diagnostics.length;
@@ -315,7 +318,8 @@ function rebuildFile(
 		}
 		if (sessionKey === null) return;
 		for (const e of out.events) ids.add(e.entryId);
-		const { fragments } = writer.insertEvents(sessionKey, out.events, sessionScope(state));
+		scope ??= sessionScope(state);
+		const { fragments } = writer.insertEvents(sessionKey, out.events, scope);
 		events += out.events.length;
 		report.fragmentsAdded += fragments;
 	});

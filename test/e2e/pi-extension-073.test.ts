@@ -1,0 +1,112 @@
+/**
+ * End to end on the old line: real pi 0.73.1 (@mariozechner/pi-coding-agent, the last release
+ * under that name, its CLI run under Node) in print/json mode, offline, with pi's in-process faux
+ * provider scripted by faux-model-073.ts, loading extension/pi-events.ts with -e and the compiled
+ * pi-events binary as $PI_EVENTS_BIN. Same world and assertions as the 1.x test
+ * (pi-extension.test.ts, shared parts in shared.ts).
+ *
+ * 0.73 differences: no --session-id, so the new session's id is read from pi's first json line
+ * (and the faux model names its own session from the stream options); the faux helpers come
+ * from "@mariozechner/pi-ai" (0.73's loader aliases only that scope, and typebox).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { cleanupTempDirs, ROOT } from "../helpers/temp.ts";
+import {
+	type E2eWorld,
+	type Entry,
+	EXTENSION,
+	entriesOf,
+	expectAnswered,
+	expectMissingBinaryErrors,
+	expectOwnSearchBeforeCall,
+	expectReadExact,
+	expectSearchFoundSeeded,
+	failureReport,
+	jsonLines,
+	PROMPT,
+	piEnv,
+	processesRunning,
+	runCommand,
+	scriptFor,
+	seeded,
+	sessionFileOf,
+	setupWorld,
+} from "./shared.ts";
+
+const PI_CLI = join(ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
+const FAUX = join(import.meta.dir, "faux-model-073.ts");
+/** pi 0.73 runs under Node (>= 20.6): the one on PATH, else the system one. */
+const NODE = Bun.which("node") ?? "/usr/bin/node";
+
+/** The real Node's version, not Bun's `node` shim (which `bun run` puts on PATH when Node is absent). */
+function nodeVersion(): string {
+	const proc = Bun.spawnSync([NODE, "-p", "process.versions.bun ? 'bun' : process.version"], { stdout: "pipe", stderr: "pipe" });
+	return proc.exitCode === 0 ? proc.stdout.toString().trim() : "";
+}
+
+let world: E2eWorld;
+
+function runPi(opts: { bin: string; ownSearch: boolean }) {
+	const env = piEnv(world, opts.bin, scriptFor({ ownSearch: opts.ownSearch }));
+	const argv = [NODE, PI_CLI, "-p", "--mode", "json", "--provider", "faux", "--model", "faux-1", "-e", FAUX, "-e", EXTENSION, PROMPT];
+	const run = runCommand(argv, world.project, env);
+	if (run.exitCode !== 0) throw new Error(failureReport(run));
+	const lines = jsonLines(run);
+	const header = lines[0] as { type: string; id: string; cwd: string };
+	return { run, lines, header, entries: entriesOf(sessionFileOf(world, header.id)) };
+}
+
+beforeAll(() => {
+	const version = existsSync(NODE) ? nodeVersion() : "";
+	if (!version.startsWith("v")) throw new Error(`pi 0.73 runs under Node: ${NODE} is not Node (${version || "missing"})`);
+	world = setupWorld("pi-events-e2e-073");
+});
+
+afterAll(() => {
+	cleanupTempDirs();
+});
+
+describe("pi 0.73.1 + extension/pi-events.ts + compiled server", () => {
+	let result: ReturnType<typeof runPi>;
+	let entries: Entry[];
+	let ownSessionId: string;
+
+	beforeAll(() => {
+		result = runPi({ bin: world.bin, ownSearch: true });
+		entries = result.entries;
+		ownSessionId = result.header.id;
+	});
+
+	test("pi ran headless under node and its json stdout is clean protocol", () => {
+		expect(result.lines.length).toBeGreaterThan(5);
+		expect(result.header).toMatchObject({ type: "session", cwd: world.project });
+		expect(ownSessionId).not.toBe(seeded.sessionId);
+		console.log(`pi 0.73.1 e2e run: ${result.run.ms.toFixed(0)} ms`);
+	});
+
+	test("event_search found the seeded event and not the invoking session", () => {
+		expectSearchFoundSeeded(entries, world, ownSessionId);
+	});
+
+	test("event_read returned the exact event", () => {
+		expectReadExact(entries, world);
+	});
+
+	test("naming the invoking session shows only what came before the invoking call", () => {
+		expectOwnSearchBeforeCall(entries, ownSessionId);
+	});
+
+	test("the model got its answer and the server child was stopped with pi", () => {
+		expectAnswered(entries);
+		expect(processesRunning(world.bin)).toEqual([]);
+	});
+});
+
+describe("pi 0.73.1 without a server binary", () => {
+	test("each tool call fails with an actionable error and pi carries on", () => {
+		const { entries } = runPi({ bin: join(world.layout.root, "no-such-pi-events"), ownSearch: false });
+		expectMissingBinaryErrors(entries);
+	});
+});

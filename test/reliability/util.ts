@@ -14,6 +14,7 @@ import type { SourceDir } from "../../src/source/discover.ts";
 import { hashBytes } from "../../src/source/hash.ts";
 import { openIndex } from "../../src/store/db.ts";
 import { type AgentLayout, dumpIndex, type IndexDump, isolatedEnv, MAIN, makeAgentLayout, ROOT } from "../helpers/temp.ts";
+import { type Frame, RawServer } from "../server/harness.ts";
 
 /** PI_EVENTS_RELIABILITY_LONG=1 runs the longer versions of every suite. */
 export const LONG = process.env.PI_EVENTS_RELIABILITY_LONG === "1";
@@ -410,101 +411,31 @@ export function piEntry(rng: Rng, id: string, parentId: string | null, ms: numbe
 // Raw JSON-RPC client for `pi-events serve --stdio`
 // ---------------------------------------------------------------------------------------------
 
-export type Frame = { jsonrpc: "2.0"; id?: string | number | null; result?: any; error?: { code: number; message: string; data?: unknown } };
+export type { Frame };
 
-export class Serve {
-	readonly proc: ReturnType<typeof Bun.spawn>;
-	private buffer = new Uint8Array(0);
-	private readonly frames: Frame[] = [];
-	private waiters: (() => void)[] = [];
-	private nextId = 1;
-	stderr = "";
-	nonJson: string[] = [];
-	closed = false;
-
+/** `pi-events serve --stdio` on a test world, through the shared raw-frame client. */
+export class Serve extends RawServer {
 	constructor(world: World, args: string[]) {
-		const proc = Bun.spawn([...cliCommand(), "serve", "--stdio", "--index", world.indexPath, "--sessions-dir", world.sessions, ...args], {
+		super("", world.env, [], {
+			command: [...cliCommand(), "serve", "--stdio", "--index", world.indexPath, "--sessions-dir", world.sessions, ...args],
 			cwd: world.layout.root,
-			env: world.env,
-			stdin: "pipe",
-			stdout: "pipe",
-			stderr: "pipe",
 		});
-		this.proc = proc;
-		void this.pump();
-		void (async () => {
-			for await (const chunk of proc.stderr as ReadableStream<Uint8Array>) this.stderr += new TextDecoder().decode(chunk);
-		})();
 	}
 
-	private async pump(): Promise<void> {
-		for await (const chunk of this.proc.stdout as ReadableStream<Uint8Array>) {
-			const merged = new Uint8Array(this.buffer.length + chunk.length);
-			merged.set(this.buffer);
-			merged.set(chunk, this.buffer.length);
-			let start = 0;
-			for (;;) {
-				const nl = merged.indexOf(0x0a, start);
-				if (nl < 0) break;
-				const text = new TextDecoder().decode(merged.subarray(start, nl));
-				start = nl + 1;
-				try {
-					this.frames.push(JSON.parse(text) as Frame);
-				} catch {
-					this.nonJson.push(text);
-				}
-			}
-			this.buffer = merged.slice(start);
-			for (const w of this.waiters.splice(0)) w();
-		}
-		this.closed = true;
-		for (const w of this.waiters.splice(0)) w();
-	}
-
-	send(message: unknown): void {
-		const stdin = this.proc.stdin as import("bun").FileSink;
-		stdin.write(`${JSON.stringify(message)}\n`);
-		stdin.flush();
-	}
-
-	async take(id: string | number, timeoutMs: number): Promise<Frame> {
-		const deadline = Date.now() + timeoutMs;
-		for (;;) {
-			const i = this.frames.findIndex((f) => f.id === id);
-			if (i >= 0) return this.frames.splice(i, 1)[0]!;
-			const left = deadline - Date.now();
-			if (left <= 0 || this.closed) throw new Error(`serve: no answer to request ${id} within ${timeoutMs} ms (closed: ${this.closed}); stderr:\n${this.stderr}`);
-			await new Promise<void>((resolve) => {
-				const t = setTimeout(resolve, left);
-				this.waiters.push(() => {
-					clearTimeout(t);
-					resolve();
-				});
-			});
-		}
-	}
-
-	async request(method: string, params: Record<string, unknown> | undefined, timeoutMs = 20_000): Promise<Frame> {
-		const id = this.nextId++;
-		this.send({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) });
-		return this.take(id, timeoutMs);
-	}
-
-	async initialize(): Promise<void> {
-		const res = await this.request("initialize", { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "reliability", version: "0" } });
-		if (!res.result) throw new Error(`initialize failed: ${JSON.stringify(res)}`);
-		this.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+	/** Frames on stdout that were not JSON (must stay empty: stdout carries protocol frames only). */
+	get nonJson(): string[] {
+		return this.stdoutNonJson;
 	}
 
 	/** tools/call; returns the frame (callers check error / result.isError). */
 	call(name: string, args: Record<string, unknown>, timeoutMs = 20_000): Promise<Frame> {
-		return this.request("tools/call", { name, arguments: args }, timeoutMs);
+		return this.request("tools/call", { name, arguments: args }, undefined, timeoutMs);
 	}
 
 	/** Close stdin and wait for the exit code. */
 	async close(): Promise<number | null> {
 		try {
-			(this.proc.stdin as import("bun").FileSink).end();
+			this.closeStdin();
 		} catch {
 			// already closed
 		}

@@ -32,9 +32,12 @@ export class RawServer {
 	private nextId = 1000;
 	stderr = "";
 	stdoutNonJson: string[] = [];
+	/** Set once the server's stdout has ended. */
+	closed = false;
 
-	constructor(bin: string, env: Record<string, string>, args: string[] = []) {
-		const proc = Bun.spawn([bin, "serve", "--stdio", ...args], { env, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+	/** `options.command` replaces `bin serve --stdio args` (e.g. `bun src/main.ts serve ...`). */
+	constructor(bin: string, env: Record<string, string>, args: string[] = [], options: { command?: string[]; cwd?: string } = {}) {
+		const proc = Bun.spawn(options.command ?? [bin, "serve", "--stdio", ...args], { env, cwd: options.cwd, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
 		this.proc = proc;
 		void this.pump();
 		void (async () => {
@@ -62,6 +65,7 @@ export class RawServer {
 			this.buffer = merged.slice(start);
 			for (const w of this.waiters.splice(0)) w();
 		}
+		this.closed = true;
 		for (const w of this.waiters.splice(0)) w();
 	}
 
@@ -83,7 +87,7 @@ export class RawServer {
 			const i = this.frames.findIndex(pred);
 			if (i >= 0) return this.frames.splice(i, 1)[0]!;
 			const left = deadline - Date.now();
-			if (left <= 0) throw new Error(`no matching frame within ${timeoutMs} ms; stderr:\n${this.stderr}`);
+			if (left <= 0 || this.closed) throw new Error(`no matching frame within ${timeoutMs} ms (closed: ${this.closed}); stderr:\n${this.stderr}`);
 			await new Promise<void>((resolve) => {
 				const t = setTimeout(resolve, left);
 				this.waiters.push(() => {
@@ -95,9 +99,9 @@ export class RawServer {
 	}
 
 	/** Send a request and wait for its response. */
-	async request(method: string, params?: Record<string, unknown>, id: string | number = this.nextId++): Promise<Frame> {
+	async request(method: string, params?: Record<string, unknown>, id: string | number = this.nextId++, timeoutMs = 10_000): Promise<Frame> {
 		this.send({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) });
-		return this.take((f) => f.id === id);
+		return this.take((f) => f.id === id, timeoutMs);
 	}
 
 	/** Frames received and not yet taken. */

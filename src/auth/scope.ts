@@ -40,8 +40,3 @@ export function sessionInScope(scope: Scope, canonicalCwd: string | null): boole
 	if (scope.roots === null) return true;
 	return scope.roots.some((root) => isWithin(canonicalCwd, root));
 }
-
-/** Escape a string for use inside a SQL LIKE pattern with ESCAPE '\'. */
-export function likeEscape(text: string): string {
-	return text.replace(/[\\%_]/g, (c) => `\\${c}`);
-}

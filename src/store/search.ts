@@ -251,21 +251,6 @@ export function countMatches(db: Database, match: string, cap: number): number {
 	return (db.query("SELECT count(*) AS n FROM (SELECT 1 FROM fts WHERE fts MATCH ?1 LIMIT ?2)").get(match, cap) as { n: number }).n;
 }
 
-/** Upper bound on matching fragments from the vocabulary: per term, the document count of its rarest token. */
-export function estimateMatches(db: Database, termTokenSets: string[][][]): number {
-	const stmt = db.query("SELECT doc FROM fts_terms WHERE term = ?1");
-	let bound = Number.POSITIVE_INFINITY;
-	for (const alternatives of termTokenSets) {
-		let termBound = 0;
-		for (const tokens of alternatives) {
-			let rarest = Number.POSITIVE_INFINITY;
-			for (const token of tokens) rarest = Math.min(rarest, (stmt.get(token) as { doc: number } | null)?.doc ?? 0);
-			termBound += Number.isFinite(rarest) ? rarest : 0;
-		}
-		bound = Math.min(bound, termBound);
-	}
-	return Number.isFinite(bound) ? bound : 0;
-}
 
 /** Resolve the current session's invocation cutoff: the append position of the invoking entry. */
 export function invocationCutoff(db: Database, sessionId: string, toolCallId: string | null): number {

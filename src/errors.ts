@@ -14,14 +14,8 @@ export type ErrorCode =
 	| "E_STALE"
 	/** Configuration could not be read or is invalid. */
 	| "E_CONFIG"
-	/** The index database could not be opened or written. */
+	/** The index database could not be opened or written (read-only location, full disk, I/O error, another writer). */
 	| "E_INDEX"
-	/** Another writer holds the index. */
-	| "E_BUSY"
-	/** A session source could not be read. */
-	| "E_SOURCE_IO"
-	/** A protocol-level problem in the tool server. */
-	| "E_PROTOCOL"
 	/** Anything else: a bug. */
 	| "E_INTERNAL";
 

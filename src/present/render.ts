@@ -41,7 +41,7 @@ export function freshnessLine(f: Freshness, coverage?: SearchCoverage): string {
 	if (f.missingFiles > 0) parts.push(`${f.missingFiles} indexed files gone`);
 	if (f.newDiagnostics > 0) parts.push(`${f.newDiagnostics} new diagnostics`);
 	if (coverage?.mode === "recent") {
-		parts.push(`very common terms (~${coverage.estimatedMatches.toLocaleString("en-US")} matches): ranked the newest ${Math.round(coverage.rankedShare * 100)}% of the index; add terms or filters to narrow`);
+		parts.push("very common terms (more than 4,000 matches): showing the best of the newest 1,000; add terms or filters to rank them all");
 	}
 	if (coverage && coverage.ignoredTerms.length > 0) parts.push(`ignored: ${coverage.ignoredTerms.map((t) => JSON.stringify(t)).join(" ")}`);
 	for (const p of f.problems) parts.push(p);

@@ -81,7 +81,8 @@ export interface SearchCoverage {
 	estimatedMatches: number;
 	matchesExact: boolean;
 	/** For "recent": the share of the in-scope matches that was ranked (the newest ones). */
-	rankedShare: number;
+	/** Share of the in-scope matches that was ranked: 1 in full mode, null in recent mode (the count stops at FULL_RANK_LIMIT + 1). */
+	rankedShare: number | null;
 	ignoredTerms: string[];
 }
 
@@ -122,7 +123,7 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 	const fetch = Math.min(limit * 5, 500);
 	let ranked: RankedRow[];
 	let mode: SearchCoverage["mode"] = "full";
-	let rankedShare = 1;
+	let rankedShare: number | null = 1;
 	// BM25 computes an IDF for every phrase of the MATCH, scope tokens included, by scanning its
 	// rows: for a wide scope that costs more than the query. When the user's terms alone match
 	// few fragments, rank with them and apply the scope in SQL instead.
@@ -139,7 +140,8 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 		// in creation order), ordered by kind weight, then newest first.
 		mode = "recent";
 		ranked = rankFragments(db, match, filters, RECENT_MATCHES, null, undefined, "newest");
-		rankedShare = Math.min(1, ranked.length / Math.max(1, estimated));
+		// Counting stopped past FULL_RANK_LIMIT (an exact count of 150,000 matches costs ~5 ms): the share is unknown.
+		rankedShare = null;
 		if (ranked.length < RECENT_MATCHES) {
 			mode = "full";
 			rankedShare = 1;

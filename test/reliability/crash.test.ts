@@ -28,8 +28,12 @@ afterAll(cleanupTempDirs);
 const SEED = seedFromEnv(20261130);
 const TARGET_KILLS = LONG ? 200 : 50;
 const CORPUS = LONG ? "40MB" : "8MB";
-/** Stop early (and fail on the kill count) rather than run over the CI budget. */
-const BUDGET_MS = LONG ? 30 * 60_000 : 50_000;
+/**
+ * Stop early (and fail on the kill count) rather than run over the CI budget. The default run
+ * takes about 55 s on an idle 2-core machine; the budget leaves room for a loaded one, so the kill
+ * count only fails when something is really slower, not when a neighbour is busy.
+ */
+const BUDGET_MS = LONG ? 30 * 60_000 : 150_000;
 
 type Phase = "cold" | "append" | "rebuild";
 
@@ -216,7 +220,7 @@ test(
 		expect(killsBy.cold).toBeGreaterThan(0);
 		expect(killsBy.append + killsBy.rebuild).toBeGreaterThan(0);
 	},
-	LONG ? 30 * 60_000 : 58_000,
+	LONG ? 30 * 60_000 : BUDGET_MS + 30_000,
 );
 
 test("the crash checks can fail: a lost event, a lost posting and a damaged page are all detected", () => {

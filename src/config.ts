@@ -134,7 +134,7 @@ export { canonicalPath };
 
 /**
  * The caller's authorization root: an explicit root, else the Git worktree root containing the
- * cwd (the nearest ancestor with a `.git` directory or file), else the cwd itself.
+ * cwd (the nearest ancestor with a real `.git` entry: see isGitEntry), else the cwd itself.
  */
 export function resolveRoot(cwd: string, explicit: string | null): string {
 	if (explicit) {
@@ -144,14 +144,41 @@ export function resolveRoot(cwd: string, explicit: string | null): string {
 	const start = canonicalPath(cwd);
 	let dir = start;
 	for (;;) {
-		try {
-			statSync(join(dir, ".git"));
-			return dir;
-		} catch {
-			// not here; go up
-		}
+		if (isGitEntry(join(dir, ".git"))) return dir;
 		const parent = dirname(dir);
 		if (parent === dir) return start;
 		dir = parent;
+	}
+}
+
+/**
+ * Whether a `.git` entry makes its directory a worktree root: a `.git` directory, or a `.git`
+ * file whose `gitdir:` line names an existing Git directory (one holding HEAD; a relative path is
+ * taken from the file's directory, as Git does). Anything else (a planted `.git` file pointing
+ * nowhere, a FIFO, a dangling link) would let whoever can write a parent directory widen the
+ * scope of every caller below it, so it does not count.
+ */
+function isGitEntry(path: string): boolean {
+	let st: ReturnType<typeof statSync>;
+	try {
+		st = statSync(path);
+	} catch {
+		return false;
+	}
+	if (st.isDirectory()) return true;
+	if (!st.isFile() || st.size > 4096) return false;
+	let text: string;
+	try {
+		text = readFileSync(path, "utf8");
+	} catch {
+		return false;
+	}
+	const match = /^gitdir: *(.+?)\s*$/m.exec(text);
+	if (!match) return false;
+	const gitDir = resolve(dirname(path), match[1]!);
+	try {
+		return statSync(gitDir).isDirectory() && statSync(join(gitDir, "HEAD")).isFile();
+	} catch {
+		return false;
 	}
 }

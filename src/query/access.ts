@@ -32,7 +32,7 @@ export class Access {
 	eventVisible(session: SessionRow, event: EventRow): boolean {
 		if (!this.sessionVisible(session)) return false;
 		if (this.currentId === null || session.session_id !== this.currentId) return true;
-		this.cutoff ??= invocationCutoff(this.db, this.currentId, this.scope.current?.toolCallId ?? null);
+		this.cutoff ??= this.invocationCutoff(this.currentId);
 		return event.seq < this.cutoff;
 	}
 
@@ -44,9 +44,15 @@ export class Access {
 		if (this.currentId === null || session.session_id !== this.currentId) {
 			return { name: session.name || null, leafEntryId: session.leaf_entry };
 		}
-		this.cutoff ??= invocationCutoff(this.db, this.currentId, this.scope.current?.toolCallId ?? null);
+		this.cutoff ??= this.invocationCutoff(this.currentId);
 		const facts = this.store.factsBefore(session.session_key, this.cutoff);
 		return { name: facts.name, leafEntryId: facts.leaf };
+	}
+
+	private invocationCutoff(currentId: string): number {
+		const current = this.scope.current;
+		const ownFile = current?.sessionFile ? canonicalPath(current.sessionFile) : null;
+		return invocationCutoff(this.db, currentId, ownFile, current?.toolCallId ?? null);
 	}
 
 	/** The visible file of a session id (the one with the most entries when an id is duplicated). */

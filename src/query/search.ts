@@ -228,7 +228,8 @@ function resolveFilters(db: Database, request: SearchRequest): SqlFilters {
 	let cutoff: SqlFilters["cutoff"] = null;
 	if (currentId) {
 		if (filters.sessionIds?.includes(currentId)) {
-			cutoff = { sessionId: currentId, seq: invocationCutoff(db, currentId, current?.toolCallId ?? null) };
+			const ownFile = current?.sessionFile ? canonicalPath(current.sessionFile) : null;
+			cutoff = { sessionId: currentId, seq: invocationCutoff(db, currentId, ownFile, current?.toolCallId ?? null) };
 		} else {
 			excludeSessionIds.push(currentId);
 		}

@@ -252,26 +252,40 @@ export function countMatches(db: Database, match: string, cap: number): number {
 }
 
 
-/** Resolve the current session's invocation cutoff: the append position of the invoking entry. */
-export function invocationCutoff(db: Database, sessionId: string, toolCallId: string | null): number {
-	if (toolCallId) {
-		const row = db
-			.query(
-				`SELECT min(e.seq) AS seq FROM events e JOIN sessions s ON s.session_key = e.session_key
-				 WHERE s.session_id = ?1 AND e.call_ids IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(e.call_ids) WHERE value = ?2)`,
+/**
+ * Resolve the current session's invocation cutoff: the append position of the invoking entry,
+ * read from the caller's OWN session file only. Another file carrying the same session id (a
+ * copy, or one planted in any workspace) must never move the cutoff: when the caller's file is
+ * known, only that file counts, and if it is not indexed the cutoff is 0 (the whole session is
+ * hidden: fail closed). When only the id is known, every file with the id is a candidate and the
+ * smallest cutoff wins, so an extra file can only hide more, never reveal more.
+ */
+export function invocationCutoff(db: Database, sessionId: string, ownFile: string | null, toolCallId: string | null): number {
+	const keys = (
+		ownFile === null
+			? db.query("SELECT session_key FROM sessions WHERE session_id = ?1").all(sessionId)
+			: db
+					.query(
+						`SELECT s.session_key FROM sessions s JOIN files f ON f.file_key = s.file_key
+						 WHERE s.session_id = ?1 AND (f.path = ?2 OR f.real_path = ?2)`,
+					)
+					.all(sessionId, ownFile)
+	) as { session_key: number }[];
+	if (keys.length === 0) return 0;
+	// With a tool-call id (MCP), the invoking entry is the one holding that call; without one (the
+	// bash tool), it is the last assistant message that made tool calls. Not indexed yet: 0.
+	const perFile = toolCallId
+		? db.query(
+				`SELECT min(seq) AS seq FROM events
+				 WHERE session_key = ?1 AND call_ids IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(call_ids) WHERE value = ?2)`,
 			)
-			.get(sessionId, toolCallId) as { seq: number | null };
-		// Fail closed: an invoking call that is not indexed yet hides the whole session.
-		return row.seq ?? 0;
+		: db.query("SELECT max(seq) AS seq FROM events WHERE session_key = ?1 AND role = 'assistant' AND call_ids IS NOT NULL");
+	let cutoff = Number.POSITIVE_INFINITY;
+	for (const { session_key } of keys) {
+		const row = (toolCallId ? perFile.get(session_key, toolCallId) : perFile.get(session_key)) as { seq: number | null };
+		cutoff = Math.min(cutoff, row.seq ?? 0);
 	}
-	// Without a tool-call id (the bash tool), the invoking entry is the last assistant message that made tool calls.
-	const row = db
-		.query(
-			`SELECT max(e.seq) AS seq FROM events e JOIN sessions s ON s.session_key = e.session_key
-			 WHERE s.session_id = ?1 AND e.role = 'assistant' AND e.call_ids IS NOT NULL`,
-		)
-		.get(sessionId) as { seq: number | null };
-	return row.seq ?? 0;
+	return cutoff;
 }
 
 export function sessionIdOfFile(db: Database, path: string): string | null {

@@ -114,6 +114,11 @@ describe("resolveRoot", () => {
 	const nestedWt = join(repo, "sub", "wt");
 	const plain = join(base, "plain", "deep");
 	mkdirSync(join(repo, ".git"), { recursive: true });
+	// The Git directories the linked worktrees' .git files name (a gitdir must exist and hold HEAD).
+	for (const wt of ["wt", "wt2"]) {
+		mkdirSync(join(repo, ".git", "worktrees", wt), { recursive: true });
+		writeFileSync(join(repo, ".git", "worktrees", wt, "HEAD"), "ref: refs/heads/main\n");
+	}
 	mkdirSync(join(repo, "a", "b"), { recursive: true });
 	mkdirSync(join(worktree, "src", "lib"), { recursive: true });
 	writeFileSync(join(worktree, ".git"), `gitdir: ${join(repo, ".git", "worktrees", "wt")}\n`);
@@ -125,6 +130,16 @@ describe("resolveRoot", () => {
 	test("the nearest ancestor with a .git directory", () => {
 		expect(resolveRoot(join(repo, "a", "b"), null)).toBe(repo);
 		expect(resolveRoot(repo, null)).toBe(repo);
+	});
+
+	test("a .git file naming a missing or non-Git directory does not count", () => {
+		const planted = join(base, "planted");
+		mkdirSync(join(planted, "inner"), { recursive: true });
+		mkdirSync(join(planted, "empty"), { recursive: true });
+		for (const content of ["gitdir: /nonexistent\n", "gitdir: empty\n", "junk\n"]) {
+			writeFileSync(join(planted, ".git"), content);
+			expect(resolveRoot(join(planted, "inner"), null)).toBe(join(planted, "inner"));
+		}
 	});
 
 	test("a .git FILE (linked worktree) counts", () => {

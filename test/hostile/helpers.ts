@@ -22,13 +22,13 @@ export interface ChildResult {
 }
 
 /**
- * Run `bun src/main.ts ...args` in the layout's isolated environment (never the real ~/.pi),
+ * Run `bun src/main.ts ...args` (or the compiled binary `opts.bin`) in the layout's isolated environment (never the real ~/.pi),
  * killed after `timeoutMs`. Returns its output, exit status and peak RSS.
  */
 export async function runChild(
 	layout: AgentLayout,
 	args: string[],
-	opts: { timeoutMs?: number; env?: Record<string, string>; cwd?: string; stdin?: string | Uint8Array } = {},
+	opts: { timeoutMs?: number; env?: Record<string, string>; cwd?: string; stdin?: string | Uint8Array; bin?: string } = {},
 ): Promise<ChildResult> {
 	const env = isolatedEnv(layout, opts.env);
 	if (!env.HOME?.startsWith(tmpdir()) || !env.PI_CODING_AGENT_DIR?.startsWith(tmpdir()) || !env.XDG_CACHE_HOME?.startsWith(tmpdir())) {
@@ -37,7 +37,7 @@ export async function runChild(
 	// GNU time reports the child's own peak RSS (wait4); Bun's resourceUsage() is the maximum over
 	// every child this test process ever waited for (the binary build included), so only a fallback.
 	const rssFile = existsSync(GNU_TIME) ? join(mkdtempSync(join(tmpdir(), "pi-events-rss-")), "rss") : null;
-	const command = [process.execPath, MAIN, ...args];
+	const command = opts.bin ? [opts.bin, ...args] : [process.execPath, MAIN, ...args];
 	const started = performance.now();
 	const proc = Bun.spawn(rssFile ? [GNU_TIME, "-f", "%M", "-o", rssFile, ...command] : command, {
 		cwd: opts.cwd ?? layout.root,

@@ -1,0 +1,148 @@
+/**
+ * Hostile input, part 6: the attacks of the adversarial pass that once got through (issue 15),
+ * each replayed against the compiled binary so it stays fixed. Every test here failed on the code
+ * before its fix.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type AgentLayout, cleanupTempDirs, encodeCwd, makeAgentLayout } from "../helpers/temp.ts";
+import { compiledBinary } from "../server/harness.ts";
+import { header, jsonl, runChild } from "./helpers.ts";
+
+let bin: string;
+
+beforeAll(() => {
+	bin = compiledBinary();
+}, 180_000);
+
+afterAll(() => cleanupTempDirs());
+
+function sessionFile(layout: AgentLayout, cwd: string, id: string, records: unknown[]): string {
+	const dir = join(layout.sessionsDir, encodeCwd(cwd));
+	mkdirSync(dir, { recursive: true });
+	const path = join(dir, `2026-10-01T10-00-00-000Z_${id}.jsonl`);
+	writeFileSync(path, jsonl(records));
+	return path;
+}
+
+function msg(id: string, parentId: string | null, message: Record<string, unknown>): Record<string, unknown> {
+	return { type: "message", id, parentId, timestamp: "2026-10-01T10:00:05.000Z", message };
+}
+const userText = (id: string, parentId: string | null, text: string) => msg(id, parentId, { role: "user", content: [{ type: "text", text }] });
+const bashCall = (id: string, parentId: string | null, callId: string) =>
+	msg(id, parentId, { role: "assistant", content: [{ type: "toolCall", id: callId, name: "bash", arguments: { command: "pi-events search" } }], stopReason: "toolUse" });
+const toolResult = (id: string, parentId: string | null, callId: string, text: string) =>
+	msg(id, parentId, { role: "toolResult", toolCallId: callId, toolName: "bash", content: [{ type: "text", text }], isError: false });
+
+async function bin_(layout: AgentLayout, args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}) {
+	return runChild(layout, args, { bin, timeoutMs: 30_000, ...opts });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Item 2: the invocation cutoff comes from the caller's own session file only
+// ---------------------------------------------------------------------------------------------
+
+describe("cutoff bypass: a second file with the caller's session id", () => {
+	let layout: AgentLayout;
+	let W: string;
+	let OUT: string;
+	let own: string;
+	const SID = "cut-0001";
+
+	beforeAll(async () => {
+		layout = makeAgentLayout();
+		const base = realpathSync(layout.root);
+		W = join(base, "work", "app");
+		OUT = join(base, "work", "other");
+		mkdirSync(join(W, ".git"), { recursive: true });
+		writeFileSync(join(W, ".git", "HEAD"), "ref: refs/heads/main\n");
+		mkdirSync(OUT, { recursive: true });
+		// The caller's own file: u1, then the invoking bash call a1, then what came after it.
+		own = sessionFile(layout, W, SID, [
+			header(SID, W),
+			userText("u1", null, "cutoffword before the call"),
+			bashCall("a1", "u1", "call-1"),
+			toolResult("r1", "a1", "call-1", "cutoffword secret result after the call"),
+			userText("u2", "r1", "cutoffword later prompt"),
+		]);
+		// Planted files with the same session id and more entries (the last one a tool call), in
+		// another workspace and in the caller's own workspace.
+		const padding = Array.from({ length: 20 }, (_, i) => userText(`p${i}`, i === 0 ? null : `p${i - 1}`, `padding ${i}`));
+		for (const [cwd, name] of [[OUT, "planted-out"], [W, "planted-in"]] as const) {
+			sessionFile(layout, cwd, `${SID}-${name}`, [header(SID, cwd), ...padding, bashCall("z1", "p19", "call-z")]);
+		}
+		const index = await bin_(layout, ["index", "--json"]);
+		expect(index.exitCode).toBe(0);
+	}, 60_000);
+
+	const env = () => ({ PI_SESSION_ID: SID, PI_SESSION_FILE: own });
+
+	test("search --session $SID returns nothing at or after the invoking entry", async () => {
+		const run = await bin_(layout, ["search", "cutoffword", "--session", SID, "--json", "--no-sync"], { cwd: W, env: env() });
+		expect(run.exitCode).toBe(0);
+		const ids = run.json().hits.map((h: { entryId: string }) => h.entryId);
+		expect(ids).toEqual(["u1"]);
+	}, 30_000);
+
+	test("read $SID <later entry> fails exactly like a missing entry", async () => {
+		for (const entry of ["r1", "u2", "a1"]) {
+			const run = await bin_(layout, ["read", SID, entry, "--no-sync"], { cwd: W, env: env() });
+			expect({ entry, code: run.exitCode, out: run.stdout }).toEqual({ entry, code: 2, out: "" });
+			expect(run.stderr).toContain(`no event "${entry}"`);
+		}
+		const before = await bin_(layout, ["read", SID, "u1", "--no-sync"], { cwd: W, env: env() });
+		expect(before.exitCode).toBe(0);
+	}, 30_000);
+
+	test("with only the session id known, the smallest cutoff of its files wins (never a larger one)", async () => {
+		const run = await bin_(layout, ["search", "cutoffword", "--session", SID, "--json", "--no-sync"], { cwd: W, env: { PI_SESSION_ID: SID } });
+		expect(run.exitCode === 0 ? run.json().hits.map((h: { entryId: string }) => h.entryId) : []).not.toContain("r1");
+	}, 30_000);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Item 8: only a real `.git` entry makes a worktree root
+// ---------------------------------------------------------------------------------------------
+
+describe("a planted .git entry does not widen the scope", () => {
+	let layout: AgentLayout;
+	let P: string;
+	let C: string;
+
+	beforeAll(async () => {
+		layout = makeAgentLayout();
+		const base = realpathSync(layout.root);
+		P = join(base, "shared");
+		C = join(P, "mine");
+		mkdirSync(C, { recursive: true });
+		sessionFile(layout, P, "parent-1", [header("parent-1", P), userText("e1", null, "gitword in the parent")]);
+		sessionFile(layout, C, "child-1", [header("child-1", C), userText("e1", null, "gitword in my directory")]);
+		const index = await bin_(layout, ["index", "--json"]);
+		expect(index.exitCode).toBe(0);
+	}, 60_000);
+
+	const sessionsSeenFrom = async (cwd: string) => {
+		const run = await bin_(layout, ["search", "gitword", "--json", "--no-sync"], { cwd });
+		return run.exitCode === 0 ? [...new Set(run.json().hits.map((h: { sessionId: string }) => h.sessionId))].sort() : [];
+	};
+
+	test("a .git file pointing nowhere, a junk .git file, an empty one: ignored", async () => {
+		for (const content of ["gitdir: /nonexistent\n", "gitdir: ../nowhere\n", "not a git file\n", ""]) {
+			writeFileSync(join(P, ".git"), content);
+			expect({ content, seen: await sessionsSeenFrom(C) }).toEqual({ content, seen: ["child-1"] });
+		}
+		// A gitdir naming an existing directory that is not a Git directory (no HEAD) does not count either.
+		mkdirSync(join(P, "notgit"), { recursive: true });
+		writeFileSync(join(P, ".git"), `gitdir: ${join(P, "notgit")}\n`);
+		expect(await sessionsSeenFrom(C)).toEqual(["child-1"]);
+	}, 60_000);
+
+	test("a linked worktree's .git file naming a real Git directory still counts", async () => {
+		const gitDir = join(layout.root, "repo.git", "worktrees", "shared");
+		mkdirSync(gitDir, { recursive: true });
+		writeFileSync(join(gitDir, "HEAD"), "ref: refs/heads/main\n");
+		writeFileSync(join(P, ".git"), `gitdir: ${gitDir}\n`);
+		expect(await sessionsSeenFrom(C)).toEqual(["child-1", "parent-1"]);
+	}, 30_000);
+});

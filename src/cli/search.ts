@@ -15,6 +15,7 @@ const args = {
 	...callerArgs,
 	...filterArgs,
 	limit: { type: "string", description: `Maximum hits (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT})`, valueHint: "n" },
+	paths: { type: "boolean", description: "Show each hit's session file and line in text output (JSON always has sessionFile)" },
 	sync: { type: "boolean", description: "Sync the index before searching (--no-sync to skip)", default: true },
 } as const;
 
@@ -60,7 +61,7 @@ export const searchCommand = defineCommand({
 				for (const p of freshness.problems) process.stderr.write(`pi-events: ${p}\n`);
 			} else {
 				const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
-				process.stdout.write(renderHits(result.hits, { color }));
+				process.stdout.write(renderHits(result.hits, { color, paths: a.paths === true, root: scope.roots?.[0] ?? null }));
 				if (result.hits.length === 0) process.stderr.write("pi-events: no hits\n");
 				process.stderr.write(`pi-events: ${freshnessLine(freshness, result.coverage)}\n`);
 			}

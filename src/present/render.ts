@@ -4,7 +4,7 @@
  */
 import type { Freshness } from "../freshness.ts";
 import type { Hit, SearchCoverage } from "../query/search.ts";
-import { MARK_CLOSE, MARK_OPEN } from "./snippet.ts";
+import type { Highlight } from "./snippet.ts";
 
 export interface Style {
 	color: boolean;
@@ -12,12 +12,45 @@ export interface Style {
 
 const ansi = (code: string, s: string, style: Style) => (style.color ? `\x1b[${code}m${s}\x1b[0m` : s);
 
-export function highlight(snippet: string, style: Style): string {
-	if (!style.color) return snippet;
-	return snippet.replaceAll(MARK_OPEN, "\x1b[1;33m").replaceAll(MARK_CLOSE, "\x1b[0m");
+export const MARK_OPEN = "«";
+export const MARK_CLOSE = "»";
+
+/**
+ * A snippet with its matched spans marked: bold on a terminal, else « ». Without colour a literal
+ * « or » of the source is shown as \« or \», and backslashes right before a « or » (literal or
+ * mark) are doubled, so an odd run of backslashes before one always means "literal".
+ */
+export function markSnippet(text: string, highlights: readonly Highlight[], style: Style): string {
+	const parts: { text: string; mark?: boolean }[] = [];
+	let cursor = 0;
+	for (const [start, end] of highlights) {
+		if (start < cursor || end > text.length || end <= start) continue;
+		parts.push({ text: text.slice(cursor, start) }, { text: text.slice(start, end), mark: true });
+		cursor = end;
+	}
+	parts.push({ text: text.slice(cursor) });
+	if (style.color) return parts.map((p) => (p.mark ? `\x1b[1m${p.text}\x1b[0m` : p.text)).join("");
+	let out = "";
+	for (const p of parts) {
+		const escaped = p.text.replace(/(\\*)([«»])/g, (_, slashes: string, ch: string) => `${slashes}${slashes}\\${ch}`);
+		// A mark follows (or closes) this text: double the backslashes that end it.
+		const beforeMark = p.mark || p !== parts[parts.length - 1];
+		const piece = beforeMark ? escaped.replace(/(\\+)$/, "$1$1") : escaped;
+		out += p.mark ? `${MARK_OPEN}${piece}${MARK_CLOSE}` : piece;
+	}
+	return out;
 }
 
-export function renderHits(hits: Hit[], style: Style): string {
+export interface HitStyle extends Style {
+	/** Show each hit's session file and line (JSON always carries them). */
+	paths?: boolean;
+	/** The authorization root: a hit's cwd is shown relative to it, and not at all when equal. */
+	root?: string | null;
+}
+
+const NAME_CHARS = 48;
+
+export function renderHits(hits: Hit[], style: HitStyle): string {
 	const out: string[] = [];
 	hits.forEach((h, i) => {
 		const when = h.timestamp ? h.timestamp.replace("T", " ").slice(0, 16) : "no time";
@@ -25,12 +58,23 @@ export function renderHits(hits: Hit[], style: Style): string {
 			.filter(Boolean)
 			.join(", ");
 		const who = h.toolName ? `${h.semanticKind} ${h.toolName}` : h.semanticKind;
-		const name = h.sessionName ? `"${h.sessionName}" ` : "";
-		out.push(`${ansi("1", `${i + 1}.`, style)} ${when}  ${ansi("36", who, style)}${flags ? `  [${flags}]` : ""}  ${name}${ansi("2", h.cwd ?? "?", style)}`);
-		out.push(`   ${highlight(h.snippet, style)}`);
-		out.push(`   ${ansi("2", `${h.sessionId} ${h.entryId}  (${h.fragmentId}, ${h.sessionFile}:${h.line})`, style)}`);
+		const name = h.sessionName ? `  "${h.sessionName.length > NAME_CHARS ? `${h.sessionName.slice(0, NAME_CHARS - 1)}…` : h.sessionName}"` : "";
+		const where = cwdLabel(h.cwd, style.root ?? null);
+		const more = h.otherMatchingEvents ? `  (+${h.otherMatchingEvents} more in this session)` : "";
+		out.push(`${ansi("1", `${i + 1}.`, style)} ${when}  ${ansi("36", who, style)}${flags ? `  [${flags}]` : ""}${name}${where ? `  ${ansi("2", where, style)}` : ""}${more}`);
+		out.push(`   ${markSnippet(h.snippet, h.highlights, style)}`);
+		out.push(`   ${ansi("2", `${h.sessionId} ${h.entryId} ${h.fragmentId}${style.paths ? `  ${h.sessionFile}:${h.line}` : ""}`, style)}`);
 	});
 	return out.length > 0 ? `${out.join("\n")}\n` : "";
+}
+
+/** A cwd as shown beside a hit: relative to the root when under it, nothing when it is the root. */
+function cwdLabel(cwd: string | null, root: string | null): string {
+	if (cwd === null) return "?";
+	if (root === null) return cwd;
+	if (cwd === root) return "";
+	const base = root.endsWith("/") ? root : `${root}/`;
+	return cwd.startsWith(base) ? cwd.slice(base.length) : cwd;
 }
 
 export function freshnessLine(f: Freshness, coverage?: SearchCoverage): string {

@@ -1,14 +1,23 @@
 /**
  * Pure bounded snippets: a window of the fragment text around the best cluster of matches,
- * whitespace normalised, matched spans marked with « », never paraphrased. When the fragment was
- * bounded (head + omission marker + tail), the marker stays visible on the side it lies.
+ * whitespace normalised, never paraphrased, with the matched spans as [start, end) offsets into
+ * that plain text (renderers mark them). When the fragment was bounded (head + omission marker +
+ * tail), the marker stays visible on the side it lies.
  */
 import { OMISSION_MARKER_RE } from "../project/text.ts";
 import { foldText } from "../query/fts.ts";
 
 export const SNIPPET_CHARS = 240;
-export const MARK_OPEN = "«";
-export const MARK_CLOSE = "»";
+
+/** A matched span of a snippet: [start, end) in UTF-16 code units (JavaScript string indices). */
+export type Highlight = [start: number, end: number];
+
+export interface Snippet {
+	/** Plain text: no marks. */
+	text: string;
+	/** Matched spans, in order, never overlapping. */
+	highlights: Highlight[];
+}
 
 interface Span {
 	start: number;
@@ -20,7 +29,7 @@ interface Span {
  * @param text the stored fragment text
  * @param termTokens for each query term, its tokens (already folded)
  */
-export function makeSnippet(text: string, termTokens: readonly string[][], maxChars = SNIPPET_CHARS): string {
+export function makeSnippet(text: string, termTokens: readonly string[][], maxChars = SNIPPET_CHARS): Snippet {
 	const flat = text.replace(/\s+/g, " ");
 	const folded = foldPreservingLength(flat);
 	const spans = findSpans(folded, termTokens, flat);
@@ -44,15 +53,27 @@ export function makeSnippet(text: string, termTokens: readonly string[][], maxCh
 		const space = flat.lastIndexOf(" ", end);
 		if (space > start && end - space < 20) end = space;
 	}
-	let out = mark(flat, start, end, spans);
-	if (start > 0) out = `…${out}`;
+	let out = flat.slice(start, end);
+	let shift = -start;
+	if (start > 0) {
+		out = `…${out}`;
+		shift += 1;
+	}
 	if (end < flat.length) out = `${out}…`;
 	if (markerFlat && markerAt >= 0) {
 		const markerEnd = markerAt + markerFlat.length;
 		const overlaps = markerAt < end && markerEnd > start;
-		if (!overlaps) out = markerAt >= end ? `${out} ${markerFlat}` : `${markerFlat} ${out}`;
+		if (!overlaps) {
+			if (markerAt >= end) out = `${out} ${markerFlat}`;
+			else {
+				out = `${markerFlat} ${out}`;
+				shift += markerFlat.length + 1;
+			}
+		}
 	}
-	return out.trim();
+	const trimmed = out.trimStart();
+	shift -= out.length - trimmed.length;
+	return { text: trimmed.trimEnd(), highlights: visibleSpans(spans, start, end).map((s) => [s.start + shift, s.end + shift]) };
 }
 
 /** Lowercase with diacritics removed, keeping one output unit per input unit (offsets stay valid). */
@@ -133,13 +154,14 @@ function bestWindowStart(spans: Span[], width: number): number {
 	return bestStart;
 }
 
-function mark(text: string, start: number, end: number, spans: Span[]): string {
-	let out = "";
+/** The spans inside [start, end), in order, skipping any that overlap one already taken. */
+function visibleSpans(spans: Span[], start: number, end: number): Span[] {
+	const out: Span[] = [];
 	let cursor = start;
 	for (const s of spans) {
 		if (s.start < cursor || s.end > end) continue;
-		out += text.slice(cursor, s.start) + MARK_OPEN + text.slice(s.start, s.end) + MARK_CLOSE;
+		out.push(s);
 		cursor = s.end;
 	}
-	return out + text.slice(cursor, end);
+	return out;
 }

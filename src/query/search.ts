@@ -9,7 +9,7 @@ import { type Scope, sessionInScope } from "../auth/scope.ts";
 import { scopedMatch } from "../auth/scope-tokens.ts";
 import { PiEventsError } from "../errors.ts";
 import type { BranchState, ContextRole, SelectionState, SemanticKind } from "../model.ts";
-import { makeSnippet } from "../present/snippet.ts";
+import { type Highlight, makeSnippet } from "../present/snippet.ts";
 import {
 	type CandidateRow,
 	countMatches,
@@ -61,7 +61,10 @@ export interface Hit {
 	sessionFile: string;
 	sessionName: string | null;
 	line: number;
+	/** Plain text around the match (no marks). */
 	snippet: string;
+	/** Matched spans of `snippet`: [start, end) in UTF-16 code units. */
+	highlights: Highlight[];
 	score: number;
 	isError: boolean | null;
 	exitCode: number | null;
@@ -72,6 +75,8 @@ export interface Hit {
 	stale: boolean;
 	/** How many fragments of this event matched. */
 	matchedFragments: number;
+	/** Grouped by session: how many other events of this session matched. */
+	otherMatchingEvents?: number;
 }
 
 export interface SearchCoverage {
@@ -265,7 +270,10 @@ function fragmentText(row: CandidateRow): string | null {
 	return texts?.get(row.fragment_id) ?? null;
 }
 
+const STALE_NOTICE = "[the source changed since it was indexed: run pi-events index]";
+
 function toHit(row: CandidateRow, matched: number, body: string | null, termTokens: string[][]): Hit {
+	const snippet = body === null ? { text: STALE_NOTICE, highlights: [] } : makeSnippet(body, termTokens);
 	return {
 		sessionId: row.session_id,
 		entryId: row.entry_id,
@@ -279,7 +287,8 @@ function toHit(row: CandidateRow, matched: number, body: string | null, termToke
 		sessionFile: row.session_file,
 		sessionName: row.session_name || null,
 		line: row.line,
-		snippet: body === null ? "[the source changed since it was indexed: run pi-events index]" : makeSnippet(body, termTokens),
+		snippet: snippet.text,
+		highlights: snippet.highlights,
 		stale: body === null,
 		score: Math.round(-row.score * 1000) / 1000,
 		isError: row.is_error === null ? null : row.is_error === 1,

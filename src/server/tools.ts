@@ -95,6 +95,7 @@ export const SearchOutput = v.looseObject({
 			cwd: nullableString,
 			sessionFile: v.string(),
 			snippet: v.string(),
+			highlights: v.array(v.array(v.number())),
 			score: v.number(),
 			isError: v.nullable(v.boolean()),
 			branchState: v.string(),
@@ -177,10 +178,10 @@ export const TOOLS: ToolDef[] = [
 			);
 			const freshness = ctx.refresh();
 			const result = search(ctx.db, { query: args.query, filters, limit: args.limit ?? 10, scope: ctx.scope });
-			const head = result.hits.length === 0 ? "No hits." : `${result.hits.length} hit${result.hits.length === 1 ? "" : "s"} (use event_read with sessionId, entryId and fragmentId for exact content):`;
+			const head = result.hits.length === 0 ? "No hits." : `${result.hits.length} hit${result.hits.length === 1 ? "" : "s"} (sessionId entryId fragmentId under each; event_read for exact content):`;
 			return {
 				structured: { hits: result.hits, freshness, coverage: result.coverage },
-				text: `${head}\n${renderHits(result.hits, { color: false })}${freshnessLine(freshness, result.coverage)}`,
+				text: `${head}\n${renderHits(result.hits, { color: false, root: ctx.scope.roots?.[0] ?? null })}${freshnessLine(freshness, result.coverage)}`,
 			};
 		},
 	},

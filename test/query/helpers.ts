@@ -2,6 +2,7 @@
  * Helpers shared by the query, auth and search-cli suites: hand-written v3 session files (a header
  * plus a few message entries), and real indexes built with openIndex + syncIndex in temp dirs.
  */
+import { markSnippet } from "../../src/present/render.ts";
 import type { Database } from "bun:sqlite";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -140,6 +141,11 @@ export function run(db: Database, query: string, filters: SearchFilters = {}, op
 /** `sessionId/entryId` of each hit. */
 export function ids(result: SearchResult): string[] {
 	return result.hits.map((h) => `${h.sessionId}/${h.entryId}`);
+}
+
+/** A hit's snippet with its highlights marked « » (the text rendering, no colour). */
+export function marked(hit: { snippet: string; highlights: [number, number][] }): string {
+	return markSnippet(hit.snippet, hit.highlights, { color: false });
 }
 
 /** Strip « » marks, ellipses and the omission marker from a snippet. */

@@ -22,6 +22,7 @@ import {
 	UNSCOPED,
 	userEntry,
 	writeSession,
+	marked,
 } from "./helpers.ts";
 
 const basic = piFixture("basic");
@@ -100,7 +101,7 @@ describe("coalescing and ranking", () => {
 		expect(hit.score).toBe(best.score);
 		expect(hit.fragmentId).toBe("tool.call#1");
 		expect(hit.semanticKind).toBe("tool.call");
-		expect(hit.snippet).toContain("«zebrafish»");
+		expect(marked(hit)).toContain("«zebrafish»");
 	});
 
 	test("a fixture event: bun install matches the command and its output once", () => {
@@ -384,20 +385,23 @@ describe("snippets", () => {
 	test("matches are marked with « », balanced", () => {
 		for (const query of queries) {
 			for (const h of run(idx.db, query).hits) {
-				const opens = [...h.snippet].filter((c) => c === "«").length;
-				expect(opens).toBe([...h.snippet].filter((c) => c === "»").length);
-				expect(h.snippet).not.toMatch(/«[^»]*«/);
+				const opens = [...marked(h)].filter((c) => c === "«").length;
+				expect(opens).toBe([...marked(h)].filter((c) => c === "»").length);
+				expect(marked(h)).not.toMatch(/«[^»]*«/);
+				expect(h.snippet).not.toMatch(/[«»]/);
+				for (const [start, end] of h.highlights) expect(0 <= start && start < end && end <= h.snippet.length).toBe(true);
 			}
 		}
-		expect(run(idx.db, "ECONNREFUSED").hits.every((h) => h.snippet.includes("«ECONNREFUSED»"))).toBe(true);
-		expect(run(idx.db, "cafe").hits[0]!.snippet).toContain("«café»");
-		expect(run(idx.db, "数据库").hits[0]!.snippet).toContain("«数据库»");
+		expect(run(idx.db, "ECONNREFUSED").hits.every((h) => marked(h).includes("«ECONNREFUSED»"))).toBe(true);
+		expect(marked(run(idx.db, "cafe").hits[0]!)).toContain("«café»");
+		expect(marked(run(idx.db, "数据库").hits[0]!)).toContain("«数据库»");
 	});
 
 	test("a snippet is source text: without marks and ellipses it is a substring of the normalised source", () => {
 		const r = run(idx.db, "ECONNREFUSED", { roles: ["toolResult"] });
 		const source = "Error: ECONNREFUSED 127.0.0.1:5432\n    at format-on-save hook (.pi/hooks/db-schema-check.ts:14:11)\nThe file was not written.";
-		expect(r.hits[0]!.snippet).toBe(source.replace(/\s+/g, " ").replace("ECONNREFUSED", "«ECONNREFUSED»"));
+		expect(r.hits[0]!.snippet).toBe(source.replace(/\s+/g, " "));
+		expect(marked(r.hits[0]!)).toBe(source.replace(/\s+/g, " ").replace("ECONNREFUSED", "«ECONNREFUSED»"));
 	});
 
 	test("marks sit on whole words or camelCase/CJK parts, never inside a word", () => {
@@ -407,14 +411,13 @@ describe("snippets", () => {
 		const bad: string[] = [];
 		for (const query of ["exit code 137", "snake_case_name", "src/auth/session.ts", "session entries", "数据库"]) {
 			for (const h of run(idx.db, query).hits) {
-				for (const m of h.snippet.matchAll(/«([^»]*)»/g)) {
-					const at = m.index!;
+				for (const [at, end] of h.highlights) {
 					const before = h.snippet[at - 1];
-					const after = h.snippet[at + m[0].length];
-					const inner = m[1]!;
+					const after = h.snippet[end];
+					const inner = h.snippet.slice(at, end);
 					const okBefore = !isWordChar(before) || isCjk(inner[0]) || (/\p{Ll}|\p{N}/u.test(before!) && /\p{Lu}/u.test(inner[0]!));
 					const okAfter = !isWordChar(after) || isCjk(inner.at(-1)) || /\p{Lu}/u.test(after!);
-					if (!okBefore || !okAfter) bad.push(`${query}: …${h.snippet.slice(Math.max(0, at - 12), at + m[0].length + 12)}…`);
+					if (!okBefore || !okAfter) bad.push(`${query}: …${h.snippet.slice(Math.max(0, at - 12), end + 12)}…`);
 				}
 			}
 		}
@@ -426,14 +429,14 @@ describe("snippets", () => {
 		const tail = run(idx.db, "marker-tail", only).hits[0]!;
 		expect(tail.entryId).toBe(bigOutput.notes.bigToolResult);
 		expect(tail.snippet).toMatch(OMISSION);
-		expect(tail.snippet.search(OMISSION)).toBeLessThan(tail.snippet.indexOf("«marker»-«tail»"));
-		expect(tail.snippet).toContain("FATAL: linker failed «marker»-«tail»");
+		expect(marked(tail).search(OMISSION)).toBeLessThan(marked(tail).indexOf("«marker»-«tail»"));
+		expect(marked(tail)).toContain("FATAL: linker failed «marker»-«tail»");
 
 		const head = run(idx.db, "marker-head", only).hits[0]!;
 		expect(head.entryId).toBe(bigOutput.notes.bigToolResult);
 		expect(head.snippet).toMatch(OMISSION);
-		expect(head.snippet.search(OMISSION)).toBeGreaterThan(head.snippet.indexOf("«marker»-«head»"));
-		expect(head.snippet.startsWith("BUILD START «marker»-«head»")).toBe(true);
+		expect(marked(head).search(OMISSION)).toBeGreaterThan(marked(head).indexOf("«marker»-«head»"));
+		expect(marked(head).startsWith("BUILD START «marker»-«head»")).toBe(true);
 
 		// The middle was omitted from the index: it is not searchable.
 		expect(run(idx.db, "marker-middle", only).hits).toEqual([]);
@@ -495,7 +498,7 @@ describe("the bounded common-term path", () => {
 		expect(last.coverage.rankedShare).toBeNull();
 		expect(last.hits.length).toBe(10);
 		expect(new Set(ids(last)).size).toBe(10);
-		for (const h of last.hits) expect(h.snippet).toContain("«commonword»");
+		for (const h of last.hits) expect(marked(h)).toContain("«commonword»");
 		// Generous bound: the point is that it does not rank 20,000+ fragments with joins.
 		expect(Math.min(...times)).toBeLessThan(2000);
 	});

@@ -68,7 +68,8 @@ describe("--json output", () => {
 			expect(h.cwd).toBe("/work/demo/app");
 			expect(h.sessionFile).toBe(join(sessionsCopy, basic.file));
 			expect(typeof h.snippet).toBe("string");
-			expect(h.snippet).toContain("«ECONNREFUSED»");
+			expect(h.snippet).toContain("ECONNREFUSED");
+			expect(h.snippet.slice(h.highlights[0][0], h.highlights[0][1])).toBe("ECONNREFUSED");
 			expect(typeof h.score).toBe("number");
 			expect(h.isError === null || typeof h.isError === "boolean").toBe(true);
 			expect(["selected", "alternate", "unknown"]).toContain(h.branchState);

@@ -65,8 +65,12 @@ function checkAllowed(name: string, values: string[] | undefined, allowed: reado
 	}
 }
 
-/** Validate structured filter values (shared by the CLI and the tool server) into SearchFilters. */
-export function toSearchFilters(v: FilterValues, cwd: string, now: number): SearchFilters {
+/**
+ * Validate structured filter values (shared by the CLI and the tool server) into SearchFilters.
+ * A relative `cwd` is relative to the caller's cwd; relative `files` to the authorization root
+ * (recorded file paths are relative to the session's cwd, usually the project root).
+ */
+export function toSearchFilters(v: FilterValues, cwd: string, now: number, root: string = cwd): SearchFilters {
 	checkAllowed("kind", v.kinds, SEMANTIC_KINDS);
 	checkAllowed("branch", v.branchStates, BRANCH_STATES);
 	checkAllowed("selection", v.selectionStates, SELECTION_STATES);
@@ -87,7 +91,7 @@ export function toSearchFilters(v: FilterValues, cwd: string, now: number): Sear
 	if (v.isError !== undefined) filters.isError = v.isError;
 	if (v.branchStates?.length) filters.branchStates = v.branchStates as SearchFilters["branchStates"];
 	if (v.selectionStates?.length) filters.selectionStates = v.selectionStates as SearchFilters["selectionStates"];
-	if (v.files?.length) filters.files = v.files.map((f) => (isAbsolute(f) ? resolve(f) : resolve(cwd, f)));
+	if (v.files?.length) filters.files = v.files.map((f) => (isAbsolute(f) ? resolve(f) : resolve(root, f)));
 	return filters;
 }
 

@@ -4,6 +4,7 @@ import { PiEventsError } from "../errors.ts";
 import { refresh } from "../freshness.ts";
 import { DEFAULT_LIMIT, MAX_LIMIT, search } from "../query/search.ts";
 import { freshnessLine, renderHits } from "../present/render.ts";
+import { resolveRoot } from "../config.ts";
 import { openIndex } from "../store/db.ts";
 import { callerArgs, scopeFrom } from "./caller.ts";
 import { filterArgs, list, toSearchFilters } from "./filters.ts";
@@ -31,6 +32,9 @@ export const searchCommand = defineCommand({
 			throw new PiEventsError("E_USAGE", `--limit must be an integer from 1 to ${MAX_LIMIT}`);
 		}
 		const now = Date.now();
+		const scope = scopeFrom(a, settings, process.env, process.cwd());
+		// Relative --file paths resolve against the authorization root (with --all: the one it would be).
+		const root = scope.roots?.[0] ?? resolveRoot(process.cwd(), a.root ?? settings.configRoot);
 		const filters = toSearchFilters(
 			{
 				sessionIds: list(a.session),
@@ -48,8 +52,8 @@ export const searchCommand = defineCommand({
 			},
 			process.cwd(),
 			now,
+			root,
 		);
-		const scope = scopeFrom(a, settings, process.env, process.cwd());
 		const db = openIndex(settings.indexPath);
 		try {
 			const freshness = refresh(db, settings.sourceDirs, { sync: a.sync !== false, scope, debug });

@@ -128,7 +128,7 @@ export const TraceOutput = v.looseObject({
 export interface ToolContext {
 	db: Database;
 	scope: Scope;
-	/** The caller's cwd, for relative paths in filters. */
+	/** The caller's cwd, for a relative cwd filter (relative files resolve against the scope's root). */
 	cwd: string;
 	/** Sync (bounded) and report freshness. */
 	refresh: () => Freshness;
@@ -175,6 +175,7 @@ export const TOOLS: ToolDef[] = [
 				},
 				ctx.cwd,
 				ctx.now,
+				ctx.scope.roots?.[0] ?? ctx.cwd,
 			);
 			const freshness = ctx.refresh();
 			const result = search(ctx.db, { query: args.query, filters, limit: args.limit ?? 10, scope: ctx.scope });

@@ -67,6 +67,12 @@ const CASES: Case[] = [
 			expect(Buffer.byteLength(text)).toBeLessThanOrEqual(4096);
 		},
 	},
+	{
+		name: "a relative --file path resolves against the authorization root, not the caller's cwd",
+		cli: () => ["search", "app.yaml", "--file", "src/config/app.yaml"],
+		tool: () => ["event_search", { query: "app.yaml", files: ["src/config/app.yaml"] }],
+		check: (json) => expect(keys(json)).toEqual([`${IDS.files.slice(0, 8)}/fi-a1`]),
+	},
 ];
 
 let world: World;

@@ -11,6 +11,10 @@ import { normalizeAbsolute } from "./scope.ts";
 
 const PATH_MARK = "\uE001";
 const SESSION_MARK = "\uE002";
+const DERIVED_MARK = "\uE003";
+
+/** Carried by every derived fragment (pi-events' own echoes, project/echoes.ts): excluded unless asked for. */
+export const DERIVED_TOKEN = `${DERIVED_MARK}${hashString("derived")}`;
 
 export function pathToken(absolutePath: string): string {
 	return PATH_MARK + hashString(`path:${absolutePath}`);
@@ -38,6 +42,11 @@ export function scopeColumn(canonicalCwd: string | null, sessionId: string): str
 	return tokens.join(" ");
 }
 
+/** The scope column of a derived fragment: its session's, plus the derived token. */
+export function derivedScopeColumn(sessionScope: string): string {
+	return `${sessionScope} ${DERIVED_TOKEN}`;
+}
+
 export interface ScopeConstraint {
 	/** Canonical roots; null = unscoped. An empty list admits nothing. */
 	roots: readonly string[] | null;
@@ -45,6 +54,8 @@ export interface ScopeConstraint {
 	cwdPrefix?: string;
 	sessionIds?: readonly string[];
 	excludeSessionIds: readonly string[];
+	/** Leave out derived fragments (pi-events' own echoes). */
+	excludeDerived?: boolean;
 }
 
 const quote = (token: string) => `"${token}"`;
@@ -67,8 +78,8 @@ export function scopedMatch(match: string, c: ScopeConstraint): string | null {
 	}
 	if (c.sessionIds?.length) and.push(`(${c.sessionIds.map((id) => `scope : ${quote(sessionToken(id))}`).join(" OR ")})`);
 	let expr = and.join(" AND ");
-	if (c.excludeSessionIds.length > 0) {
-		expr = `(${expr}) NOT (${c.excludeSessionIds.map((id) => `scope : ${quote(sessionToken(id))}`).join(" OR ")})`;
-	}
+	const excluded = c.excludeSessionIds.map((id) => `scope : ${quote(sessionToken(id))}`);
+	if (c.excludeDerived) excluded.push(`scope : ${quote(DERIVED_TOKEN)}`);
+	if (excluded.length > 0) expr = `(${expr}) NOT (${excluded.join(" OR ")})`;
 	return expr;
 }

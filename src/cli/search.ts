@@ -18,6 +18,7 @@ const args = {
 	limit: { type: "string", description: `Maximum hits (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT})`, valueHint: "n" },
 	paths: { type: "boolean", description: "Show each hit's session file and line in text output (JSON always has sessionFile)" },
 	sync: { type: "boolean", description: "Sync the index before searching (--no-sync to skip)", default: true },
+	"include-derived": { type: "boolean", description: "Also search pi-events' own echoes (its tool calls and results, `pi-events` shell runs)" },
 } as const;
 
 export const searchCommand = defineCommand({
@@ -57,7 +58,7 @@ export const searchCommand = defineCommand({
 		const db = openIndex(settings.indexPath);
 		try {
 			const freshness = refresh(db, settings.sourceDirs, { sync: a.sync !== false, scope, debug });
-			const result = search(db, { query, filters, limit, scope });
+			const result = search(db, { query, filters, limit, scope, includeDerived: a["include-derived"] === true });
 			if (a.json) {
 				const out = { hits: result.hits, freshness, coverage: result.coverage, elapsedMs: Math.round(result.elapsedMs * 100) / 100 };
 				process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);

@@ -54,7 +54,7 @@ export function renderHits(hits: Hit[], style: HitStyle): string {
 	const out: string[] = [];
 	hits.forEach((h, i) => {
 		const when = h.timestamp ? h.timestamp.replace("T", " ").slice(0, 16) : "no time";
-		const flags = [h.isError ? "error" : null, h.branchState !== "selected" ? h.branchState : null, h.selectionState !== "direct" ? h.selectionState : null]
+		const flags = [h.derived ? "derived: a pi-events echo" : null, h.isError ? "error" : null, h.branchState !== "selected" ? h.branchState : null, h.selectionState !== "direct" ? h.selectionState : null]
 			.filter(Boolean)
 			.join(", ");
 		const who = h.toolName ? `${h.semanticKind} ${h.toolName}` : h.semanticKind;

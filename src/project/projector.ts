@@ -4,6 +4,7 @@
  * Thinking, images, signatures, usage and attachment bodies are never copied into the result.
  */
 import type { EventMeta, EventRecord, FileEvidence, FragmentRecord, Locator, SemanticKind } from "../model.ts";
+import { isPiEventsTool, isShellTool, runsPiEvents } from "./echoes.ts";
 import { boundText, normalizeWhitespace, renderToolCall } from "./text.ts";
 
 export interface ProjectContext {
@@ -19,10 +20,17 @@ export interface ProjectContext {
 /** A projected fragment plus the text given to the full-text index. */
 export interface ProjectedFragment extends FragmentRecord {
 	indexText: string;
+	/** An echo of pi-events itself (echoes.ts): excluded from search by default. */
+	derived: boolean;
 }
 
 export interface ProjectedEvent extends EventRecord {
 	fragments: ProjectedFragment[];
+	/**
+	 * Tool-call ids of this entry's calls that run pi-events. Their results are derived too; a
+	 * result of a shell tool cannot tell by itself, so the writer looks its call up by id.
+	 */
+	derivedCallIds: string[];
 }
 
 type Obj = Record<string, unknown>;
@@ -71,6 +79,7 @@ function projectEntryInner(entry: Obj, ctx: ProjectContext): ProjectedEvent {
 		files: [],
 		meta: {},
 		fragments: [],
+		derivedCallIds: [],
 	};
 	switch (eventType) {
 		case "message":
@@ -161,10 +170,12 @@ function projectMessage(event: ProjectedEvent, message: Obj): void {
 			event.toolCallId = str(message.toolCallId);
 			event.isError = typeof message.isError === "boolean" ? message.isError : null;
 			projectContent(event, "tool.result", message.content);
+			if (isPiEventsTool(event.toolName)) markDerived(event.fragments);
 			break;
 		case "bashExecution":
 			addFragment(event, "bash.command", 0, str(message.command));
 			addFragment(event, "bash.output", 0, str(message.output));
+			if (runsPiEvents(str(message.command))) markDerived(event.fragments);
 			event.exitCode = typeof message.exitCode === "number" ? message.exitCode : null;
 			if (typeof message.cancelled === "boolean") event.meta.cancelled = message.cancelled;
 			if (typeof message.truncated === "boolean") event.meta.truncated = message.truncated;
@@ -208,7 +219,12 @@ function projectAssistant(event: ProjectedEvent, message: Obj): void {
 				const callId = str(block.id);
 				if (callId) event.callIds.push(callId);
 				if (event.toolName === null && name) event.toolName = name;
+				const before = event.fragments.length;
 				addFragment(event, "tool.call", index, renderToolCall(name, block.arguments));
+				if (isPiEventsTool(name) || (isShellTool(name) && isObj(block.arguments) && runsPiEvents(str(block.arguments.command)))) {
+					markDerived(event.fragments.slice(before));
+					if (callId) event.derivedCallIds.push(callId);
+				}
 				addCallFiles(event, name, block.arguments);
 				break;
 			}
@@ -248,7 +264,12 @@ function addFragment(event: ProjectedEvent, kind: SemanticKind, index: number | 
 		fullLength: bounded.fullLength,
 		bounded: bounded.bounded,
 		indexText: bounded.indexText,
+		derived: false,
 	});
+}
+
+function markDerived(fragments: ProjectedFragment[]): void {
+	for (const f of fragments) f.derived = true;
 }
 
 function addCallFiles(event: ProjectedEvent, tool: string, args: unknown): void {

@@ -39,13 +39,15 @@ export const RECENT_MATCHES = 1_000;
 /** Up to this many matches of the unscoped terms, rank them unscoped and filter the scope in SQL. */
 const UNSCOPED_RANK_LIMIT = 8_000;
 
-export type SearchFilters = Omit<SqlFilters, "roots" | "excludeSessionIds" | "cutoff">;
+export type SearchFilters = Omit<SqlFilters, "roots" | "excludeSessionIds" | "cutoff" | "excludeDerived">;
 
 export interface SearchRequest {
 	query: string;
 	filters: SearchFilters;
 	limit?: number;
 	scope: Scope;
+	/** Also search pi-events' own echoes (its tool calls and results, `pi-events` shell runs). */
+	includeDerived?: boolean;
 }
 
 export interface Hit {
@@ -77,6 +79,8 @@ export interface Hit {
 	matchedFragments: number;
 	/** Grouped by session: how many other events of this session matched. */
 	otherMatchingEvents?: number;
+	/** An echo of pi-events itself (a call or result of its tools, a `pi-events` shell run): only with includeDerived. */
+	derived: boolean;
 }
 
 export interface SearchCoverage {
@@ -111,6 +115,7 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 		cwdPrefix: filters.cwdPrefix,
 		sessionIds: filters.sessionIds,
 		excludeSessionIds: filters.excludeSessionIds,
+		excludeDerived: filters.excludeDerived,
 	});
 	if (match === null) {
 		return {
@@ -173,6 +178,7 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 		parsed.match,
 		rows.map((r) => r.event_key),
 		filters.kinds,
+		filters.excludeDerived,
 	);
 	const hits = rows.map((row) => ({ row, matched: matched.get(row.event_key) ?? 1 }));
 	const termTokens = parsed.terms.map((t) => t.tokens);
@@ -239,7 +245,7 @@ function resolveFilters(db: Database, request: SearchRequest): SqlFilters {
 			excludeSessionIds.push(currentId);
 		}
 	}
-	return { ...filters, roots: scope.roots, excludeSessionIds, cutoff };
+	return { ...filters, roots: scope.roots, excludeSessionIds, cutoff, excludeDerived: request.includeDerived !== true };
 }
 
 function compareRows(a: CandidateRow, b: CandidateRow): number {
@@ -297,5 +303,6 @@ function toHit(row: CandidateRow, matched: number, body: string | null, termToke
 		contextRole: row.context_role as ContextRole,
 		selectionState: row.selection_state,
 		matchedFragments: matched,
+		derived: row.derived === 1,
 	};
 }

@@ -47,6 +47,9 @@ export const SearchInput = v.strictObject({
 	branchStates: v.optional(v.pipe(v.array(v.picklist(BRANCH_STATES)), v.description("selected: on the conversation path that led to the latest entry; alternate: abandoned branches"))),
 	selectionStates: v.optional(v.pipe(v.array(v.picklist(SELECTION_STATES)), v.description("direct: in the model context; summarized: replaced by a compaction summary; not-selected: off-path or removed"))),
 	files: stringList("Only events that touched one of these paths or a path under them (read/edit/write calls, summary details)"),
+	includeDerived: v.optional(
+		v.pipe(v.boolean(), v.description("Also search pi-events' own echoes (earlier event_search/event_read/event_trace calls and results, `pi-events` shell runs); off by default")),
+	),
 });
 
 export const ReadInput = v.strictObject({
@@ -101,6 +104,7 @@ export const SearchOutput = v.looseObject({
 			branchState: v.string(),
 			contextRole: v.string(),
 			selectionState: v.string(),
+			derived: v.boolean(),
 		}),
 	),
 	freshness: FreshnessSchema,
@@ -178,7 +182,7 @@ export const TOOLS: ToolDef[] = [
 				ctx.scope.roots?.[0] ?? ctx.cwd,
 			);
 			const freshness = ctx.refresh();
-			const result = search(ctx.db, { query: args.query, filters, limit: args.limit ?? 10, scope: ctx.scope });
+			const result = search(ctx.db, { query: args.query, filters, limit: args.limit ?? 10, scope: ctx.scope, includeDerived: args.includeDerived });
 			const head = result.hits.length === 0 ? "No hits." : `${result.hits.length} hit${result.hits.length === 1 ? "" : "s"} (sessionId entryId fragmentId under each; event_read for exact content):`;
 			return {
 				structured: { hits: result.hits, freshness, coverage: result.coverage },

@@ -9,7 +9,7 @@ import { PiEventsError } from "../errors.ts";
 import { GAP_TOKEN } from "../project/text.ts";
 
 /** Bump on any change to the DDL below or to what the projector stores. */
-export const SCHEMA_VERSION = 11;
+export const SCHEMA_VERSION = 12;
 
 const DDL = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -72,6 +72,8 @@ CREATE TABLE events (
   branch_state TEXT NOT NULL DEFAULT 'unknown',
   context_role TEXT NOT NULL,
   selection_state TEXT NOT NULL DEFAULT 'unknown',
+  -- JSON array of this entry's tool-call ids that run pi-events (their results are derived too), or NULL.
+  derived_calls TEXT,
   UNIQUE (session_key, entry_id)
 );
 CREATE INDEX events_by_seq ON events(session_key, seq);
@@ -86,7 +88,9 @@ CREATE TABLE fragments (
   kind TEXT NOT NULL,
   weight REAL NOT NULL,
   full_length INTEGER NOT NULL,
-  bounded INTEGER NOT NULL
+  bounded INTEGER NOT NULL,
+  -- 1: an echo of pi-events itself (project/echoes.ts), excluded from search unless asked for.
+  derived INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX fragments_by_event ON fragments(event_key);
 CREATE INDEX fragments_by_session ON fragments(session_key);

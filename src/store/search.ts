@@ -31,6 +31,8 @@ export interface SqlFilters {
 	selectionStates?: SelectionState[];
 	/** Absolute paths or path prefixes the event touched. */
 	files?: string[];
+	/** Leave out derived fragments (pi-events' own echoes); the MATCH excludes them too. */
+	excludeDerived?: boolean;
 }
 
 export interface CandidateRow {
@@ -38,6 +40,7 @@ export interface CandidateRow {
 	score: number;
 	fragment_id: string;
 	kind: SemanticKind;
+	derived: number;
 	event_key: number;
 	entry_id: string;
 	event_type: string;
@@ -121,6 +124,7 @@ export function filterSql(f: SqlFilters, sessionLevel = false): { where: string;
 		});
 	}
 	if (f.kinds?.length) inList("f.kind", f.kinds);
+	if (f.excludeDerived) rest.sql.push("f.derived = 0");
 	const { eventTypes, roles, tools, sinceMs, untilMs, isError, branchStates, selectionStates, files } = f;
 	if (eventTypes?.length) ev(() => inList("e.event_type", eventTypes));
 	if (roles?.length) ev(() => inList("e.role", roles));
@@ -197,7 +201,7 @@ export function hydrate(db: Database, ranked: RankedRow[]): CandidateRow[] {
 	if (ranked.length === 0) return [];
 	const rows = db
 		.query(
-			`SELECT f.frag_key, f.fragment_id, f.kind, e.event_key, e.entry_id, e.event_type, e.role, e.tool_name, e.ts_ms, e.is_error,
+			`SELECT f.frag_key, f.fragment_id, f.kind, f.derived, e.event_key, e.entry_id, e.event_type, e.role, e.tool_name, e.ts_ms, e.is_error,
 			   e.exit_code, e.branch_state, e.context_role, e.selection_state, e.line, e.seq, e.parent_id, e.byte_offset, e.byte_length,
 			   e.content_hash, s.version, s.cwd_real, s.session_key, s.session_id, s.cwd, s.name AS session_name, fl.path AS session_file
 			 FROM fragments f
@@ -220,11 +224,11 @@ export function hydrate(db: Database, ranked: RankedRow[]): CandidateRow[] {
  * How many fragments of each of these events match. Most events have a single fragment (which
  * matched, or the event would not be a hit); only the others are probed in FTS5 by rowid.
  */
-export function matchedPerEvent(db: Database, match: string, eventKeys: number[], kinds?: readonly string[]): Map<number, number> {
+export function matchedPerEvent(db: Database, match: string, eventKeys: number[], kinds?: readonly string[], excludeDerived = false): Map<number, number> {
 	const result = new Map<number, number>();
 	if (eventKeys.length === 0) return result;
-	// Only the kind filter differs between fragments of one event; the others hold for all of them.
-	const kindSql = kinds?.length ? ` AND f.kind IN (${kinds.map(() => "?").join(", ")})` : "";
+	// Only the kind filter and derivation differ between fragments of one event; the others hold for all of them.
+	const kindSql = (kinds?.length ? ` AND f.kind IN (${kinds.map(() => "?").join(", ")})` : "") + (excludeDerived ? " AND f.derived = 0" : "");
 	const keys = eventKeys.map(() => "?").join(", ");
 	const sizes = db
 		.query(`SELECT f.event_key, count(*) AS n FROM fragments f WHERE f.event_key IN (${keys})${kindSql} GROUP BY f.event_key`)

@@ -7,7 +7,7 @@ import type { Database, Statement } from "bun:sqlite";
 import { isAbsolute, resolve } from "node:path";
 import type { TreeState } from "../model.ts";
 import type { ProjectedEvent } from "../project/projector.ts";
-import { scopeColumn } from "../auth/scope-tokens.ts";
+import { derivedScopeColumn, scopeColumn } from "../auth/scope-tokens.ts";
 import { auxTokens } from "../project/text.ts";
 import { fragmentWeight } from "../project/weights.ts";
 
@@ -103,11 +103,11 @@ export class IndexWriter {
 	constructor(private readonly db: Database) {
 		this.insertEvent = db.prepare(
 			`INSERT INTO events (session_key, seq, entry_id, id_derived, parent_id, event_type, role, tool_name, tool_call_id,
-			  custom_type, ts_ms, is_error, exit_code, target_id, call_ids, line, byte_offset, byte_length, content_hash, meta, context_role)
-			 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)`,
+			  custom_type, ts_ms, is_error, exit_code, target_id, call_ids, line, byte_offset, byte_length, content_hash, meta, context_role, derived_calls)
+			 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)`,
 		);
 		this.insertFragment = db.prepare(
-			"INSERT INTO fragments (frag_key, event_key, session_key, fragment_id, kind, weight, full_length, bounded) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+			"INSERT INTO fragments (frag_key, event_key, session_key, fragment_id, kind, weight, full_length, bounded, derived) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 		);
 		this.insertFts = db.prepare("INSERT INTO fts (rowid, body, aux, scope) VALUES (?1, ?2, ?3, ?4)");
 		this.insertFile = db.prepare("INSERT INTO event_files (event_key, path, recorded, op) VALUES (?1, ?2, ?3, ?4)");
@@ -120,9 +120,17 @@ export class IndexWriter {
 	insertEvents(sessionKey: number, events: ProjectedEvent[], session: SessionScope): { fragments: number } {
 		const cwd = session.cwd;
 		const scope = scopeColumn(session.cwdReal, session.sessionId);
+		const derivedScope = derivedScopeColumn(scope);
 		let fragments = 0;
 		let nextFragKey = this.nextFragmentKey(sessionKey);
+		// Tool calls of this batch, and which of them run pi-events: their results are echoes too.
+		const callsHere = new Set<string>();
+		const derivedCalls = new Set<string>();
 		for (const e of events) {
+			for (const id of e.callIds) callsHere.add(id);
+			for (const id of e.derivedCallIds) derivedCalls.add(id);
+			const resultOfDerived =
+				e.toolCallId !== null && e.role === "toolResult" && (callsHere.has(e.toolCallId) ? derivedCalls.has(e.toolCallId) : this.isDerivedCall(sessionKey, e.toolCallId));
 			const meta = Object.keys(e.meta).length > 0 ? JSON.stringify(e.meta) : null;
 			const result = this.insertEvent.run(
 				sessionKey,
@@ -146,14 +154,16 @@ export class IndexWriter {
 				e.locator.hash,
 				meta,
 				contextRoleOf(e.eventType, e.role),
+				e.derivedCallIds.length > 0 ? JSON.stringify(e.derivedCallIds) : null,
 			);
 			const eventKey = Number(result.lastInsertRowid);
 			for (const f of e.fragments) {
 				const fragKey = nextFragKey++;
-				this.insertFragment.run(fragKey, eventKey, sessionKey, f.fragmentId, f.kind, fragmentWeight(f.kind, e.isError), f.fullLength, f.bounded ? 1 : 0);
+				const derived = f.derived || resultOfDerived;
+				this.insertFragment.run(fragKey, eventKey, sessionKey, f.fragmentId, f.kind, fragmentWeight(f.kind, e.isError), f.fullLength, f.bounded ? 1 : 0, derived ? 1 : 0);
 				// The aux column carries the tool name and custom type too, so they match as words.
 				const extra = [e.toolName, e.customType].filter(Boolean).join(" ");
-				this.insertFts.run(fragKey, f.indexText, extra ? `${extra}\n${auxTokens(f.indexText)}` : auxTokens(f.indexText), scope);
+				this.insertFts.run(fragKey, f.indexText, extra ? `${extra}\n${auxTokens(f.indexText)}` : auxTokens(f.indexText), derived ? derivedScope : scope);
 				fragments++;
 			}
 			for (const file of e.files) {
@@ -162,6 +172,17 @@ export class IndexWriter {
 			}
 		}
 		return { fragments };
+	}
+
+	/** Whether an already indexed entry of the session made this tool call by running pi-events (appends across syncs). */
+	private isDerivedCall(sessionKey: number, callId: string): boolean {
+		const row = this.db
+			.query(
+				`SELECT 1 AS x FROM events e WHERE e.session_key = ?1 AND e.derived_calls IS NOT NULL
+				 AND EXISTS (SELECT 1 FROM json_each(e.derived_calls) WHERE value = ?2) LIMIT 1`,
+			)
+			.get(sessionKey, callId);
+		return row !== null;
 	}
 
 	/**

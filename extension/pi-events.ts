@@ -89,6 +89,11 @@ export const SearchParams = Type.Object(
 			}),
 		),
 		files: stringList("Only events that touched one of these paths or a path under them (read/edit/write calls, summary details)"),
+		includeDerived: Type.Optional(
+			Type.Boolean({
+				description: "Also search pi-events' own echoes (earlier event_search/event_read/event_trace calls and results, `pi-events` shell runs); off by default",
+			}),
+		),
 	},
 	{ additionalProperties: false },
 );

@@ -12,7 +12,7 @@
 import { appendFileSync, closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join, resolve } from "node:path";
-import { syncIndex } from "../src/indexer.ts";
+import { syncIndex } from "../src/sync/sync.ts";
 import { search } from "../src/query/search.ts";
 import type { SearchFilters } from "../src/query/search.ts";
 import { openIndex } from "../src/store/db.ts";

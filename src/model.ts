@@ -41,6 +41,17 @@ export interface Locator {
 	hash: string;
 }
 
+/** Where an entry sits in its file, as the parser hands it to the projector. */
+export interface EntryContext {
+	/** 0-based append position of this entry among the session's entries. */
+	seq: number;
+	/** Header version (1 = legacy linear file without ids). */
+	version: number;
+	/** Id of the previous entry in append order (v1 files chain linearly). */
+	previousEntryId: string | null;
+	locator: Locator;
+}
+
 /** The public identity of an event. */
 export interface SourceId {
 	sessionId: string;

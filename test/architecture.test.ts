@@ -28,7 +28,7 @@ const PURE = [
 	"auth/scope.ts",
 	"auth/scope-tokens.ts",
 	"query/fts.ts",
-	"present/snippet.ts",
+	"query/snippet.ts",
 	"present/render.ts",
 	"present/render-read.ts",
 	"present/render-trace.ts",
@@ -41,7 +41,7 @@ test("the pure core imports no filesystem, database or process, and no shell", (
 		const text = source(join(SRC, name));
 		for (const spec of valueImports(text)) {
 			if (/^(node:fs|node:child_process|bun:sqlite)/.test(spec)) violations.push(`${name} imports ${spec}`);
-			if (/\/(cli|server|store)\//.test(spec) || spec.endsWith("/indexer.ts") || spec.endsWith("/config.ts")) violations.push(`${name} imports ${spec}`);
+			if (/\/(cli|server|store)\//.test(spec) || /\/sync\//.test(spec) || spec.endsWith("/config.ts")) violations.push(`${name} imports ${spec}`);
 		}
 		if (/\bprocess\.(env|argv|stdout|stderr|exit|cwd)/.test(text)) violations.push(`${name} uses process`);
 	}

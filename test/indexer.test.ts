@@ -21,7 +21,8 @@ import {
 	writeFileSync,
 } from "node:fs";
 import { basename, join } from "node:path";
-import { checkFreshness, syncIndex } from "../src/indexer.ts";
+import { checkFreshness } from "../src/sync/compare.ts";
+import { syncIndex } from "../src/sync/sync.ts";
 import type { SourceDir } from "../src/source/discover.ts";
 import { openIndex } from "../src/store/db.ts";
 import { indexCounts } from "../src/store/status.ts";

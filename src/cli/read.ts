@@ -1,7 +1,7 @@
 /** `pi-events read SESSION ENTRY`: the exact event, re-read from its source file. */
 import { defineCommand } from "citty";
 import { PiEventsError } from "../errors.ts";
-import { refresh } from "../freshness.ts";
+import { refresh } from "../sync/freshness.ts";
 import { renderRead } from "../present/render-read.ts";
 import { Access } from "../query/access.ts";
 import { MAX_NEIGHBOURS, readEvent } from "../query/read.ts";

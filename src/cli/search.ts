@@ -1,13 +1,14 @@
 /** `pi-events search QUERY...`: ranked event hits with snippets, scoped to the caller's workspace. */
 import { defineCommand } from "citty";
 import { PiEventsError } from "../errors.ts";
-import { refresh } from "../freshness.ts";
+import { refresh } from "../sync/freshness.ts";
 import { DEFAULT_LIMIT, MAX_LIMIT, search } from "../query/search.ts";
 import { freshnessLine, renderHits } from "../present/render.ts";
 import { resolveRoot } from "../config.ts";
 import { openIndex } from "../store/db.ts";
 import { callerArgs, scopeFrom } from "./caller.ts";
-import { filterArgs, list, toSearchFilters } from "./filters.ts";
+import { toSearchFilters } from "../query/filters.ts";
+import { filterArgs, list } from "./filters.ts";
 import { checkFlags, collectRepeated, commonArgs, debug, settingsFrom } from "./shared.ts";
 
 const args = {

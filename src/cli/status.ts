@@ -1,7 +1,7 @@
 /** `pi-events status`: where the index is, what it holds, and how fresh each source is. */
 import { existsSync, statSync } from "node:fs";
 import { defineCommand } from "citty";
-import { checkFreshness } from "../indexer.ts";
+import { checkFreshness } from "../sync/compare.ts";
 import { openIndex } from "../store/db.ts";
 import { indexCounts } from "../store/status.ts";
 import { checkFlags, commonArgs, formatMs, settingsFrom } from "./shared.ts";

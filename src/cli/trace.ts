@@ -1,6 +1,6 @@
 /** `pi-events trace SESSION ENTRY`: the event's place in its session tree and its relationships. */
 import { defineCommand } from "citty";
-import { refresh } from "../freshness.ts";
+import { refresh } from "../sync/freshness.ts";
 import { renderTrace } from "../present/render-trace.ts";
 import { Access } from "../query/access.ts";
 import { traceEvent } from "../query/trace.ts";

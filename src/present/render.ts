@@ -2,9 +2,9 @@
  * Pure renderers for people: search hits, freshness lines. Colour is a parameter, decided by the
  * shell (TTY and NO_COLOR), never detected here.
  */
-import type { Freshness } from "../freshness.ts";
+import type { Freshness } from "../sync/freshness.ts";
 import type { Hit, SearchCoverage } from "../query/search.ts";
-import type { Highlight } from "./snippet.ts";
+import type { Highlight } from "../query/snippet.ts";
 
 export interface Style {
 	color: boolean;

@@ -3,19 +3,9 @@
  * the semantic-kind table of core-concepts.md. The only module that knows pi message shapes.
  * Thinking, images, signatures, usage and attachment bodies are never copied into the result.
  */
-import type { EventMeta, EventRecord, FileEvidence, FragmentRecord, Locator, SemanticKind } from "../model.ts";
+import type { EntryContext, EventMeta, EventRecord, FileEvidence, FragmentRecord, SemanticKind } from "../model.ts";
 import { isPiEventsTool, isShellTool, runsPiEvents } from "./echoes.ts";
 import { boundText, normalizeWhitespace, renderToolCall } from "./text.ts";
-
-export interface ProjectContext {
-	/** 0-based append position of this entry among the session's entries. */
-	seq: number;
-	/** Header version (1 = legacy linear file without ids). */
-	version: number;
-	/** Id of the previous entry in append order (v1 files chain linearly). */
-	previousEntryId: string | null;
-	locator: Locator;
-}
 
 /** A projected fragment plus the text given to the full-text index. */
 export interface ProjectedFragment extends FragmentRecord {
@@ -38,24 +28,22 @@ type Obj = Record<string, unknown>;
 const READ_TOOLS = new Set(["read", "view", "cat"]);
 const CHANGE_TOOLS = new Set(["edit", "write", "multiedit", "multi_edit", "apply_patch", "notebook_edit"]);
 
+/** One projection in progress: the event being built and whether fragments keep their whole text. */
+interface Projection {
+	event: ProjectedEvent;
+	fullText: boolean;
+}
+
 /** Derived id for entries of legacy v1 files, which carry none. Deterministic in append position. */
 export function v1EntryId(seq: number): string {
 	return `v1-${seq}`;
 }
 
-/** Set only while projectEntry runs with `fullText`: exact reads need unbounded fragment text. */
-let fullTextMode = false;
-
-export function projectEntry(entry: Obj, ctx: ProjectContext, options: { fullText?: boolean } = {}): ProjectedEvent {
-	fullTextMode = options.fullText === true;
-	try {
-		return projectEntryInner(entry, ctx);
-	} finally {
-		fullTextMode = false;
-	}
-}
-
-function projectEntryInner(entry: Obj, ctx: ProjectContext): ProjectedEvent {
+/**
+ * Project one entry. `fullText`: keep each fragment's whole text (exact reads); otherwise long
+ * texts are bounded to head + omission marker + tail, as indexed.
+ */
+export function projectEntry(entry: Obj, ctx: EntryContext, options: { fullText?: boolean } = {}): ProjectedEvent {
 	const legacy = ctx.version < 2 || typeof entry.id !== "string" || entry.id === "";
 	const entryId = legacy ? v1EntryId(ctx.seq) : (entry.id as string);
 	const parentId = legacy ? ctx.previousEntryId : str(entry.parentId);
@@ -81,12 +69,13 @@ function projectEntryInner(entry: Obj, ctx: ProjectContext): ProjectedEvent {
 		fragments: [],
 		derivedCallIds: [],
 	};
+	const p: Projection = { event, fullText: options.fullText === true };
 	switch (eventType) {
 		case "message":
-			projectMessage(event, isObj(entry.message) ? entry.message : {});
+			projectMessage(p, isObj(entry.message) ? entry.message : {});
 			break;
 		case "compaction": {
-			addFragment(event, "summary.compaction", 0, str(entry.summary));
+			addFragment(p, "summary.compaction", 0, str(entry.summary));
 			const kept = entry.firstKeptEntryId;
 			if (typeof kept === "string") event.targetId = kept;
 			else if (typeof entry.firstKeptEntryIndex === "number" && entry.firstKeptEntryIndex >= 1) {
@@ -99,7 +88,7 @@ function projectEntryInner(entry: Obj, ctx: ProjectContext): ProjectedEvent {
 			break;
 		}
 		case "branch_summary":
-			addFragment(event, "summary.branch", 0, str(entry.summary));
+			addFragment(p, "summary.branch", 0, str(entry.summary));
 			if (!str(entry.summary)) event.meta.emptySummary = true;
 			event.targetId = str(entry.fromId);
 			if (event.targetId) event.meta.fromId = event.targetId;
@@ -107,20 +96,20 @@ function projectEntryInner(entry: Obj, ctx: ProjectContext): ProjectedEvent {
 			break;
 		case "custom_message":
 			event.customType = str(entry.customType);
-			projectContent(event, "custom.message", entry.content);
+			projectContent(p, "custom.message", entry.content);
 			if (typeof entry.display === "boolean") event.meta.display = entry.display;
 			break;
 		case "session_info": {
 			const name = typeof entry.name === "string" ? normalizeWhitespace(entry.name) : "";
 			event.meta.name = name;
-			addFragment(event, "session.name", 0, name);
+			addFragment(p, "session.name", 0, name);
 			break;
 		}
 		case "title_change": {
 			// oh-my-pi's session title, the counterpart of session_info.
 			const title = typeof entry.title === "string" ? normalizeWhitespace(entry.title) : "";
 			event.meta.name = title;
-			addFragment(event, "session.name", 0, title);
+			addFragment(p, "session.name", 0, title);
 			break;
 		}
 		case "label":
@@ -153,28 +142,29 @@ function projectEntryInner(entry: Obj, ctx: ProjectContext): ProjectedEvent {
 	return event;
 }
 
-function projectMessage(event: ProjectedEvent, message: Obj): void {
+function projectMessage(p: Projection, message: Obj): void {
+	const event = p.event;
 	const role = str(message.role);
 	event.role = role;
 	if (event.timestampMs === null) event.timestampMs = parseTime(message.timestamp);
 	switch (role) {
 		case "user":
-			projectContent(event, "user.text", message.content);
+			projectContent(p, "user.text", message.content);
 			if (Array.isArray(message.attachments) && message.attachments.length > 0) omit(event, "attachments");
 			break;
 		case "assistant":
-			projectAssistant(event, message);
+			projectAssistant(p, message);
 			break;
 		case "toolResult":
 			event.toolName = str(message.toolName);
 			event.toolCallId = str(message.toolCallId);
 			event.isError = typeof message.isError === "boolean" ? message.isError : null;
-			projectContent(event, "tool.result", message.content);
+			projectContent(p, "tool.result", message.content);
 			if (isPiEventsTool(event.toolName)) markDerived(event.fragments);
 			break;
 		case "bashExecution":
-			addFragment(event, "bash.command", 0, str(message.command));
-			addFragment(event, "bash.output", 0, str(message.output));
+			addFragment(p, "bash.command", 0, str(message.command));
+			addFragment(p, "bash.output", 0, str(message.output));
 			if (runsPiEvents(str(message.command))) markDerived(event.fragments);
 			event.exitCode = typeof message.exitCode === "number" ? message.exitCode : null;
 			if (typeof message.cancelled === "boolean") event.meta.cancelled = message.cancelled;
@@ -185,7 +175,7 @@ function projectMessage(event: ProjectedEvent, message: Obj): void {
 		case "custom":
 		case "hookMessage":
 			event.customType = str(message.customType);
-			projectContent(event, "custom.message", message.content);
+			projectContent(p, "custom.message", message.content);
 			if (typeof message.display === "boolean") event.meta.display = message.display;
 			break;
 		case "system":
@@ -197,7 +187,8 @@ function projectMessage(event: ProjectedEvent, message: Obj): void {
 	}
 }
 
-function projectAssistant(event: ProjectedEvent, message: Obj): void {
+function projectAssistant(p: Projection, message: Obj): void {
+	const event = p.event;
 	event.meta.provider = str(message.provider) ?? undefined;
 	event.meta.model = str(message.responseModel) ?? str(message.model) ?? undefined;
 	const stopReason = str(message.stopReason);
@@ -208,7 +199,7 @@ function projectAssistant(event: ProjectedEvent, message: Obj): void {
 		if (!isObj(block)) return;
 		switch (block.type) {
 			case "text":
-				addFragment(event, "assistant.text", index, str(block.text));
+				addFragment(p, "assistant.text", index, str(block.text));
 				break;
 			case "thinking":
 			case "redactedThinking":
@@ -220,7 +211,7 @@ function projectAssistant(event: ProjectedEvent, message: Obj): void {
 				if (callId) event.callIds.push(callId);
 				if (event.toolName === null && name) event.toolName = name;
 				const before = event.fragments.length;
-				addFragment(event, "tool.call", index, renderToolCall(name, block.arguments));
+				addFragment(p, "tool.call", index, renderToolCall(name, block.arguments));
 				if (isPiEventsTool(name) || (isShellTool(name) && isObj(block.arguments) && runsPiEvents(str(block.arguments.command)))) {
 					markDerived(event.fragments.slice(before));
 					if (callId) event.derivedCallIds.push(callId);
@@ -237,26 +228,28 @@ function projectAssistant(event: ProjectedEvent, message: Obj): void {
 	});
 	if (typeof message.errorMessage === "string" && message.errorMessage) {
 		event.meta.errorMessage = message.errorMessage.slice(0, 500);
-		addFragment(event, "assistant.text", "error", message.errorMessage);
+		addFragment(p, "assistant.text", "error", message.errorMessage);
 	}
 }
 
-function projectContent(event: ProjectedEvent, kind: SemanticKind, content: unknown): void {
+function projectContent(p: Projection, kind: SemanticKind, content: unknown): void {
+	const event = p.event;
 	if (typeof content === "string") {
-		addFragment(event, kind, 0, content);
+		addFragment(p, kind, 0, content);
 		return;
 	}
 	if (!Array.isArray(content)) return;
 	content.forEach((block, index) => {
 		if (!isObj(block)) return;
-		if (block.type === "text") addFragment(event, kind, index, str(block.text));
+		if (block.type === "text") addFragment(p, kind, index, str(block.text));
 		else if (block.type === "image") omit(event, "image");
 	});
 }
 
-function addFragment(event: ProjectedEvent, kind: SemanticKind, index: number | string, text: string | null): void {
+function addFragment(p: Projection, kind: SemanticKind, index: number | string, text: string | null): void {
 	if (!text || text.trim() === "") return;
-	const bounded = fullTextMode ? { text, fullLength: text.length, bounded: false, indexText: text } : boundText(text);
+	const event = p.event;
+	const bounded = p.fullText ? { text, fullLength: text.length, bounded: false, indexText: text } : boundText(text);
 	event.fragments.push({
 		fragmentId: `${kind}#${index}`,
 		kind,

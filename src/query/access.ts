@@ -7,7 +7,7 @@ import type { Database } from "bun:sqlite";
 import { type Scope, sessionInScope } from "../auth/scope.ts";
 import { PiEventsError } from "../errors.ts";
 import { canonicalPath } from "../source/paths.ts";
-import { invocationCutoff, sessionIdOfFile } from "../store/search.ts";
+import { invocationCutoff, sessionIdOfFile } from "../store/caller.ts";
 import { type EventRow, EventStore, type SessionRow } from "../store/events.ts";
 
 export class Access {

@@ -9,7 +9,7 @@ import { type Scope, sessionInScope } from "../auth/scope.ts";
 import { scopedMatch } from "../auth/scope-tokens.ts";
 import { PiEventsError } from "../errors.ts";
 import type { BranchState, ContextRole, SelectionState, SemanticKind } from "../model.ts";
-import { type Highlight, makeSnippet } from "../present/snippet.ts";
+import { type Highlight, makeSnippet } from "./snippet.ts";
 import {
 	type CandidateRow,
 	countMatches,
@@ -17,10 +17,9 @@ import {
 	matchedPerEvent,
 	rankFragments,
 	type RankedRow,
-	invocationCutoff,
 	type SqlFilters,
-	sessionIdOfFile,
 } from "../store/search.ts";
+import { invocationCutoff, sessionIdOfFile } from "../store/caller.ts";
 import { canonicalPath } from "../source/paths.ts";
 import { EventStore } from "../store/events.ts";
 import { isoTime } from "../project/projector.ts";

@@ -11,7 +11,7 @@ import { statSync } from "node:fs";
 import { canonicalPath, resolveRoot, type Settings } from "../config.ts";
 import { indexedSize } from "../store/status.ts";
 import { errorCode, isPiEventsError, publicMessage } from "../errors.ts";
-import { forScope, observe, type RawFreshness } from "../freshness.ts";
+import { forScope, observe, type RawFreshness } from "../sync/freshness.ts";
 import { decodeLine, frameLines } from "../source/jsonl.ts";
 import { toJsonSchema } from "./json-schema.ts";
 import { boundText, findTool, parseArgs, TOOLS } from "./tools.ts";

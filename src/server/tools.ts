@@ -7,9 +7,9 @@
 import type { Database } from "bun:sqlite";
 import * as v from "valibot";
 import type { Scope } from "../auth/scope.ts";
-import { toSearchFilters } from "../cli/filters.ts";
+import { toSearchFilters } from "../query/filters.ts";
 import { PiEventsError } from "../errors.ts";
-import type { Freshness } from "../freshness.ts";
+import type { Freshness } from "../sync/freshness.ts";
 import { BRANCH_STATES, SELECTION_STATES, SEMANTIC_KINDS } from "../model.ts";
 import { renderRead } from "../present/render-read.ts";
 import { freshnessLine, renderHits } from "../present/render.ts";

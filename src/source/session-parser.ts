@@ -1,11 +1,11 @@
 /**
  * Pure, resumable interpretation of framed lines as one pi session: the optional oh-my-pi title
- * slot, the header, then entries projected into events. Bad lines become diagnostics; the rest of
- * the file is still read. The state can be saved and resumed to index only an appended suffix.
+ * slot, the header, then entries handed to a projector (project/projector.ts in practice; the
+ * caller passes it, so source/ does not depend on project/). Bad lines become diagnostics; the
+ * rest of the file is still read. The state can be saved and resumed to index only an appended suffix.
  */
 import * as v from "valibot";
-import type { Diagnostic, SessionHeaderInfo } from "../model.ts";
-import { type ProjectedEvent, projectEntry } from "../project/projector.ts";
+import type { Diagnostic, EntryContext, SessionHeaderInfo } from "../model.ts";
 import { hashBytes } from "./hash.ts";
 import { decodeLine, type FramedLine, isBlankLine } from "./jsonl.ts";
 
@@ -49,8 +49,17 @@ export function initialParserState(): ParserState {
 	};
 }
 
-export interface ParseOutput {
-	events: ProjectedEvent[];
+/** What the parser needs of a projected entry: its id, which it may rename when duplicated. */
+export interface ParsedEntry {
+	entryId: string;
+	idDerived: boolean;
+}
+
+/** Turns one entry record into an event (project/projector.ts `projectEntry`). */
+export type EntryProjector<E extends ParsedEntry> = (record: Record<string, unknown>, ctx: EntryContext) => E;
+
+export interface ParseOutput<E extends ParsedEntry> {
+	events: E[];
 	diagnostics: Diagnostic[];
 }
 
@@ -58,13 +67,14 @@ export interface ParseOutput {
  * Interpret complete lines in order. `idExists` answers whether an entry id is already taken in
  * this session (earlier in this batch or already indexed), so duplicates get derived ids.
  */
-export function parseLines(
+export function parseLines<E extends ParsedEntry>(
 	state: ParserState,
 	lines: Iterable<FramedLine>,
 	file: string,
 	idExists: (entryId: string) => boolean,
-): ParseOutput {
-	const out: ParseOutput = { events: [], diagnostics: [] };
+	project: EntryProjector<E>,
+): ParseOutput<E> {
+	const out: ParseOutput<E> = { events: [], diagnostics: [] };
 	const batchIds = new Set<string>();
 	const diag = (line: FramedLine, kind: Diagnostic["kind"], detail: string) =>
 		out.diagnostics.push({ file, offset: line.offset, line: line.line, kind, detail });
@@ -114,7 +124,7 @@ export function parseLines(
 			continue;
 		}
 		const seq = state.nextSeq;
-		const event = projectEntry(record, {
+		const event = project(record, {
 			seq,
 			version: state.header.version,
 			previousEntryId: state.lastEntryId,

@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { appendFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { syncIndex } from "../../src/indexer.ts";
+import { syncIndex } from "../../src/sync/sync.ts";
 import { search } from "../../src/query/search.ts";
 import { openIndex } from "../../src/store/db.ts";
 import { cleanupTempDirs, dumpIndex, makeTempDir, ROOT } from "../helpers/temp.ts";

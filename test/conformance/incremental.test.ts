@@ -8,7 +8,7 @@ import type { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { appendFileSync, readFileSync, renameSync, truncateSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { type SyncReport, syncIndex } from "../../src/indexer.ts";
+import { type SyncReport, syncIndex } from "../../src/sync/sync.ts";
 import type { SourceDir } from "../../src/source/discover.ts";
 import { openIndex } from "../../src/store/db.ts";
 import { allFixtureFiles, cleanupTempDirs, dumpIndex, makeTempDir } from "../helpers/temp.ts";

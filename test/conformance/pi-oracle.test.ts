@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { copyFileSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { syncIndex } from "../../src/indexer.ts";
+import { syncIndex } from "../../src/sync/sync.ts";
 import { openIndex } from "../../src/store/db.ts";
 import { cleanupTempDirs, LEGACY_FIXTURES, makeTempDir, PI_FIXTURES, piManifest } from "../helpers/temp.ts";
 

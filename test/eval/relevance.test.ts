@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Database } from "bun:sqlite";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { syncIndex } from "../../src/indexer.ts";
+import { syncIndex } from "../../src/sync/sync.ts";
 import { type Hit, search } from "../../src/query/search.ts";
 import { openIndex } from "../../src/store/db.ts";
 import { cleanupTempDirs, makeTempDir, ROOT } from "../helpers/temp.ts";

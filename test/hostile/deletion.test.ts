@@ -14,7 +14,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { syncIndex } from "../../src/indexer.ts";
+import { syncIndex } from "../../src/sync/sync.ts";
 import type { SourceDir } from "../../src/source/discover.ts";
 import { openIndex } from "../../src/store/db.ts";
 import { cleanupTempDirs, encodeCwd, makeTempDir, PI_FIXTURES } from "../helpers/temp.ts";

@@ -25,7 +25,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { join } from "node:path";
 import type { Scope } from "../../src/auth/scope.ts";
 import { isPiEventsError } from "../../src/errors.ts";
-import { syncIndex, type SyncReport } from "../../src/indexer.ts";
+import { syncIndex, type SyncReport } from "../../src/sync/sync.ts";
 import { renderRead } from "../../src/present/render-read.ts";
 import { renderTrace } from "../../src/present/render-trace.ts";
 import { renderHits } from "../../src/present/render.ts";

@@ -14,7 +14,7 @@ import { appendFileSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Scope } from "../../src/auth/scope.ts";
 import { isPiEventsError } from "../../src/errors.ts";
-import { syncIndex } from "../../src/indexer.ts";
+import { syncIndex } from "../../src/sync/sync.ts";
 import { renderRead } from "../../src/present/render-read.ts";
 import { renderTrace } from "../../src/present/render-trace.ts";
 import { renderHits } from "../../src/present/render.ts";

@@ -8,7 +8,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { syncIndex } from "../../src/indexer.ts";
+import { syncIndex } from "../../src/sync/sync.ts";
 import { type ProjectedEvent, projectEntry } from "../../src/project/projector.ts";
 import { boundText, GAP_TOKEN, HEAD_CHARS, MAX_FRAGMENT_CHARS, OMISSION_MARKER_RE, TAIL_CHARS } from "../../src/project/text.ts";
 import { frameLines } from "../../src/source/jsonl.ts";
@@ -23,7 +23,7 @@ function parseFile(path: string) {
 	const buf = readFileSync(path);
 	const state = initialParserState();
 	const { lines } = frameLines(buf, 0, 1);
-	const out = parseLines(state, lines, path, () => false);
+	const out = parseLines(state, lines, path, () => false, projectEntry);
 	const raw = new Map<string, any>();
 	for (const e of out.events) {
 		const bytes = buf.subarray(e.locator.offset, e.locator.offset + e.locator.length);

@@ -6,9 +6,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { toSearchFilters } from "../../src/cli/filters.ts";
+import { toSearchFilters } from "../../src/query/filters.ts";
 import { PiEventsError } from "../../src/errors.ts";
-import { SNIPPET_CHARS } from "../../src/present/snippet.ts";
+import { SNIPPET_CHARS } from "../../src/query/snippet.ts";
 import { DEFAULT_LIMIT, FULL_RANK_LIMIT, MAX_LIMIT, type SearchFilters, search } from "../../src/query/search.ts";
 import { cleanupTempDirs, makeTempDir, PI_FIXTURES, piFixture } from "../helpers/temp.ts";
 import {

@@ -11,7 +11,7 @@ import { symlinkSync } from "node:fs";
 import { join } from "node:path";
 import type { Scope } from "../../src/auth/scope.ts";
 import { PiEventsError } from "../../src/errors.ts";
-import { syncIndex } from "../../src/indexer.ts";
+import { syncIndex } from "../../src/sync/sync.ts";
 import { Access } from "../../src/query/access.ts";
 import { type Relation, type TraceResult, traceEvent } from "../../src/query/trace.ts";
 import { openIndex } from "../../src/store/db.ts";

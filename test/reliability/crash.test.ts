@@ -17,7 +17,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { closeSync, copyFileSync, existsSync, openSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { syncIndex } from "../../src/indexer.ts";
+import { syncIndex } from "../../src/sync/sync.ts";
 import { openIndex } from "../../src/store/db.ts";
 import { cleanupTempDirs, dumpIndex, type IndexDump, makeTempDir, snapshotTree } from "../helpers/temp.ts";
 import { type MutationKind, Mutator, REBUILDING } from "./mutate.ts";

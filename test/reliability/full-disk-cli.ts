@@ -28,7 +28,7 @@ Database.prototype.run = function (this: Database, sql: string, ...rest: unknown
 if (process.env.PI_EVENTS_TEST_DIRECT === "1") {
 	const [indexPath, ...dirs] = process.argv.slice(2);
 	const { openIndex } = await import("../../src/store/db.ts");
-	const { syncIndex } = await import("../../src/indexer.ts");
+	const { syncIndex } = await import("../../src/sync/sync.ts");
 	const db = openIndex(indexPath!);
 	try {
 		const debug = (line: string) => process.stdout.write(`debug: ${line.split("\n")[0]}\n`);

@@ -8,7 +8,7 @@ import type { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { appendFileSync, closeSync, copyFileSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, truncateSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { basename, join } from "node:path";
-import { syncIndex, type SyncReport } from "../../src/indexer.ts";
+import { syncIndex, type SyncReport } from "../../src/sync/sync.ts";
 import { Access } from "../../src/query/access.ts";
 import { readEvent } from "../../src/query/read.ts";
 import type { SourceDir } from "../../src/source/discover.ts";

@@ -9,7 +9,7 @@ import { Database } from "bun:sqlite";
 import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { resolveSettings } from "../../src/config.ts";
-import { syncIndex, type SyncReport } from "../../src/indexer.ts";
+import { syncIndex, type SyncReport } from "../../src/sync/sync.ts";
 import type { SourceDir } from "../../src/source/discover.ts";
 import { hashBytes } from "../../src/source/hash.ts";
 import { openIndex } from "../../src/store/db.ts";

@@ -5,7 +5,7 @@
  */
 import { expect, test } from "bun:test";
 import { markSnippet } from "../../src/present/render.ts";
-import type { Highlight } from "../../src/present/snippet.ts";
+import type { Highlight } from "../../src/query/snippet.ts";
 
 /** The inverse of markSnippet without colour: plain text and highlights. */
 function decode(marked: string): { text: string; highlights: Highlight[] } {

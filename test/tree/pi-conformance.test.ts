@@ -13,7 +13,7 @@ import type { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { appendFileSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
-import { syncIndex } from "../../src/indexer.ts";
+import { syncIndex } from "../../src/sync/sync.ts";
 import type { SourceDir } from "../../src/source/discover.ts";
 import { openIndex } from "../../src/store/db.ts";
 import { cleanupTempDirs, legacyFixture, makeTempDir, PI_FIXTURES, piManifest } from "../helpers/temp.ts";

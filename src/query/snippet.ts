@@ -5,7 +5,7 @@
  * tail), the marker stays visible on the side it lies.
  */
 import { OMISSION_MARKER_RE } from "../project/text.ts";
-import { foldText } from "../query/fts.ts";
+import { foldText } from "./fts.ts";
 
 export const SNIPPET_CHARS = 240;
 

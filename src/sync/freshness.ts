@@ -5,11 +5,12 @@
  * and directory names encode other workspaces' paths.
  */
 import type { Database } from "bun:sqlite";
-import { type Scope, sessionInScope } from "./auth/scope.ts";
-import { PiEventsError } from "./errors.ts";
-import { checkFreshness, syncIndex } from "./indexer.ts";
-import type { SourceDir } from "./source/discover.ts";
-import { cwdOfIndexedFile, lastSync } from "./store/status.ts";
+import { type Scope, sessionInScope } from "../auth/scope.ts";
+import { PiEventsError } from "../errors.ts";
+import type { SourceDir } from "../source/discover.ts";
+import { cwdOfIndexedFile, lastSync } from "../store/status.ts";
+import { checkFreshness } from "./compare.ts";
+import { syncIndex } from "./sync.ts";
 
 /** How long a query may spend syncing before it answers from what is indexed. */
 export const QUERY_SYNC_BUDGET_MS = 3000;

@@ -1,0 +1,63 @@
+/**
+ * Branch and selection states after a sync: the whole session through the pure tree rules, or,
+ * for the common linear append, only the new entries.
+ */
+import type { ProjectedEvent } from "../project/projector.ts";
+import { classifySession, producesMessages, type TreeNode } from "../project/tree.ts";
+import type { IndexWriter, TreeRow } from "../store/write.ts";
+
+function toNode(row: TreeRow): TreeNode {
+	const meta = row.meta ? (JSON.parse(row.meta) as { emptySummary?: boolean; removesTarget?: boolean }) : {};
+	return {
+		entryId: row.entry_id,
+		parentId: row.parent_id,
+		eventType: row.event_type,
+		role: row.role,
+		targetId: row.target_id,
+		hasSummary: !meta.emptySummary,
+		removesTarget: meta.removesTarget === true,
+		ambiguousId: /~dup\d+$/.test(row.entry_id),
+	};
+}
+
+export function classifyFull(writer: IndexWriter, sessionKey: number): void {
+	const rows = writer.loadTreeRows(sessionKey);
+	const states = classifySession(rows.map(toNode));
+	rows.forEach((row, i) => {
+		const s = states[i]!;
+		if (s.branchState !== row.branch_state || s.selectionState !== row.selection_state) {
+			writer.updateTreeState(row.event_key, s.branchState, s.selectionState);
+		}
+	});
+}
+
+/**
+ * The common append extends the selected path from the old leaf with plain entries: old states
+ * stay right and the new entries are selected. Anything else (a new branch, a compaction, a
+ * context edit, a duplicate id) reclassifies the whole session.
+ */
+export function classifyAfterAppend(
+	writer: IndexWriter,
+	sessionKey: number,
+	oldLeaf: { entry_id: string; branch_state: string } | null,
+	added: ProjectedEvent[],
+): void {
+	let previous = oldLeaf?.entry_id ?? null;
+	let linear = oldLeaf !== null && oldLeaf.branch_state === "selected";
+	for (const e of added) {
+		if (!linear) break;
+		const special = e.eventType === "compaction" || e.eventType === "context_edit" || (e.idDerived && /~dup\d+$/.test(e.entryId));
+		// An earlier entry naming this id as its parent (a forward reference) can close a cycle.
+		if (e.parentId !== previous || special || writer.hasEarlierChildNamed(sessionKey, e.entryId, e.seq)) linear = false;
+		previous = e.entryId;
+	}
+	if (!linear) {
+		classifyFull(writer, sessionKey);
+		return;
+	}
+	const rows = writer.loadTreeRowsTail(sessionKey, added[0]!.seq);
+	for (const row of rows) {
+		const node = toNode(row);
+		writer.updateTreeState(row.event_key, "selected", producesMessages(node) ? "direct" : "not-applicable");
+	}
+}

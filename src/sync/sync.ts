@@ -1,0 +1,115 @@
+/**
+ * Incremental sync of pi session files into the read model: discover → read → project → write →
+ * classify. Per file it chooses unchanged, append (only the new durable suffix), rebuild (one
+ * transaction), keep-last-good (a changed file that cannot be parsed) or remove (only when the
+ * file is confirmed gone from a directory that read fine). Never writes to session files.
+ *
+ * The jobs live beside this loop: sync-file.ts (one file), classify.ts (branch states),
+ * deletion.ts (confirmed removals), scrub.ts (deleted text made unrecoverable), observations.ts
+ * (the stat-equality rule and its cache), compare.ts (freshness without writing).
+ */
+import type { Database } from "bun:sqlite";
+import { basename } from "node:path";
+import { PiEventsError } from "../errors.ts";
+import { discover, type SourceDir } from "../source/discover.ts";
+import { describeDbError, isDatabaseError } from "../store/db.ts";
+import { IndexWriter } from "../store/write.ts";
+import { removeVanished } from "./deletion.ts";
+import { forgetKnown, knownFiles, refreshKnown, unchangedSince } from "./observations.ts";
+import { addProblem, diagnosticSink, emptyReport, type SyncReport } from "./report.ts";
+import { scrub } from "./scrub.ts";
+import { type SyncContext, syncFile } from "./sync-file.ts";
+
+export type { SyncCounts, SyncReport } from "./report.ts";
+
+export interface SyncOptions {
+	sourceDirs: readonly SourceDir[];
+	/** Stop starting new files after this many ms (files left are reported as pending). */
+	budgetMs?: number;
+	onProgress?: (progress: { done: number; total: number; bytes: number }) => void;
+	/** Keep at most this many diagnostics in the report (all are counted). */
+	maxDiagnostics?: number;
+	/** Where unexpected errors are described in full (the report itself stays free of internals). */
+	debug?: (line: string) => void;
+}
+
+const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Commit a batch of changed files after this many bytes read or this long (other writers wait at most that). */
+const BATCH_BYTES = 32 * 1024 * 1024;
+const BATCH_MS = 500;
+
+/** A database failure as the one error type, with a message a person can act on. */
+function asIndexError(err: unknown): unknown {
+	if (!isDatabaseError(err)) return err;
+	return new PiEventsError("E_INDEX", `cannot update the index: ${describeDbError(err)}; it keeps its last consistent state`, { cause: err });
+}
+
+/** Run one sync over the configured source directories. */
+export function syncIndex(db: Database, options: SyncOptions): SyncReport {
+	const started = performance.now();
+	const writer = new IndexWriter(db);
+	const report = emptyReport();
+	const ctx: SyncContext = { db, writer, report, addDiagnostics: diagnosticSink(report, options.maxDiagnostics ?? 200), debug: options.debug };
+
+	const found = discover(options.sourceDirs);
+	for (const dir of found.dirs.values()) {
+		if (!dir.ok && dir.error !== "ENOENT") addProblem(report, dir.path, `cannot read directory ${dir.path}: ${dir.error}`);
+	}
+	for (const u of found.unreadable) addProblem(report, u.path, `cannot stat ${u.path}: ${u.error} (its index is kept)`);
+
+	const known = knownFiles(db, writer);
+	const changed = found.files.filter((f) => !unchangedSince(known.get(f.path), f));
+	report.sessions.unchanged = found.files.length - changed.length;
+	// pi names files <ISO timestamp>_<id>.jsonl: indexing in name order gives new sessions keys
+	// (and fragment rowids) in creation order, which the common-term path reads newest first.
+	changed.sort((a, b) => cmp(basename(a.path), basename(b.path)) || cmp(a.path, b.path));
+	const total = changed.length;
+	let done = 0;
+	// Small sessions are committed in batches (each file still in its own savepoint): one commit
+	// per file would flush FTS5's pending postings into many tiny segments and slow a cold index.
+	let batchStarted = 0;
+	let batchBytes = 0;
+	try {
+		for (const file of changed) {
+			if (options.budgetMs !== undefined && performance.now() - started > options.budgetMs) {
+				report.sessions.pending = total - done;
+				report.complete = false;
+				break;
+			}
+			if (!db.inTransaction) {
+				db.run("BEGIN IMMEDIATE");
+				batchStarted = performance.now();
+				batchBytes = 0;
+			}
+			const before = report.bytesRead;
+			report.sessions[syncFile(ctx, file)]++;
+			done++;
+			batchBytes += report.bytesRead - before;
+			if (batchBytes >= BATCH_BYTES || performance.now() - batchStarted >= BATCH_MS) db.run("COMMIT");
+			options.onProgress?.({ done, total, bytes: report.bytesRead });
+		}
+		if (db.inTransaction) db.run("COMMIT");
+	} catch (err) {
+		if (db.inTransaction) db.run("ROLLBACK");
+		forgetKnown(db);
+		throw asIndexError(err);
+	}
+
+	try {
+		removeVanished(db, writer, found, known, options.sourceDirs, report);
+		refreshKnown(
+			db,
+			writer,
+			changed.map((f) => f.path),
+			report.sessions.removed > 0,
+		);
+		scrub(writer, report, options.budgetMs === undefined);
+		report.durationMs = performance.now() - started;
+		writer.setMeta("last_sync", { at: Date.now(), durationMs: Math.round(report.durationMs), complete: report.complete });
+	} catch (err) {
+		forgetKnown(db);
+		throw asIndexError(err);
+	}
+	return report;
+}

@@ -88,7 +88,11 @@ export const SearchParams = Type.Object(
 				description: "direct: in the model context; summarized: replaced by a compaction summary; not-selected: off-path or removed",
 			}),
 		),
-		files: stringList("Only events that touched one of these paths or a path under them (read/edit/write calls, summary details)"),
+		files: stringList(
+			"Only events that touched one of these paths or a path under them (read/edit/write calls, summary details); relative paths are relative to your workspace root",
+		),
+		sort: Type.Optional(stringEnum(["relevance", "newest", "oldest"] as const, "Hit order: relevance (default), newest or oldest first")),
+		groupBy: Type.Optional(stringEnum(["session"] as const, "session: one hit per session (its best event; otherMatchingEvents counts the rest)")),
 		includeDerived: Type.Optional(
 			Type.Boolean({
 				description: "Also search pi-events' own echoes (earlier event_search/event_read/event_trace calls and results, `pi-events` shell runs); off by default",

@@ -9,6 +9,17 @@ import { callerArgs } from "../src/cli/caller.ts";
 import { filterArgs } from "../src/cli/filters.ts";
 import { commonArgs } from "../src/cli/shared.ts";
 import { TOOLS } from "../src/server/tools.ts";
+import { indexCommand } from "../src/cli/index-cmd.ts";
+import { readCommand } from "../src/cli/read.ts";
+import { searchCommand } from "../src/cli/search.ts";
+import { serveCommand } from "../src/cli/serve.ts";
+import { statusCommand } from "../src/cli/status.ts";
+import { traceCommand } from "../src/cli/trace.ts";
+
+const COMMANDS = [indexCommand, statusCommand, searchCommand, readCommand, traceCommand, serveCommand] as unknown as {
+	meta: { name: string };
+	args: Record<string, unknown>;
+}[];
 
 const readme = readFileSync(join(import.meta.dir, "..", "README.md"), "utf8");
 
@@ -21,6 +32,20 @@ test("every command is documented", () => {
 test("every common, caller and filter flag is documented", () => {
 	const flags = [...Object.keys(commonArgs), ...Object.keys(callerArgs), ...Object.keys(filterArgs), "limit", "no-sync", "fragment", "offset", "length", "order", "before", "after", "stdio"];
 	const missing = flags.filter((flag) => !readme.includes(`--${flag}`));
+	expect(missing).toEqual([]);
+});
+
+test("every flag of every command is documented", () => {
+	const toKebab = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+	const missing: string[] = [];
+	for (const command of COMMANDS) {
+		for (const [name, arg] of Object.entries(command.args as Record<string, { type: string }>)) {
+			if (arg.type === "positional") continue;
+			const flag = toKebab(name);
+			// A boolean that defaults to true is documented by its negation (--no-sync).
+			if (!readme.includes(`--${flag}`) && !(arg.type === "boolean" && readme.includes(`--no-${flag}`))) missing.push(`${command.meta.name} --${flag}`);
+		}
+	}
 	expect(missing).toEqual([]);
 });
 

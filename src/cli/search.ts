@@ -2,7 +2,7 @@
 import { defineCommand } from "citty";
 import { PiEventsError } from "../errors.ts";
 import { refresh } from "../sync/freshness.ts";
-import { DEFAULT_LIMIT, MAX_LIMIT, search } from "../query/search.ts";
+import { DEFAULT_LIMIT, MAX_LIMIT, SORT_ORDERS, type SortOrder, search } from "../query/search.ts";
 import { freshnessLine, renderHits } from "../present/render.ts";
 import { resolveRoot } from "../config.ts";
 import { openIndex } from "../store/db.ts";
@@ -17,6 +17,8 @@ const args = {
 	...callerArgs,
 	...filterArgs,
 	limit: { type: "string", description: `Maximum hits (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT})`, valueHint: "n" },
+	sort: { type: "string", description: "Hit order: relevance (default), newest or oldest", valueHint: "relevance|newest|oldest" },
+	group: { type: "string", description: "session: one hit per session (its best event, with how many others matched)", valueHint: "session" },
 	paths: { type: "boolean", description: "Show each hit's session file and line in text output (JSON always has sessionFile)" },
 	sync: { type: "boolean", description: "Sync the index before searching (--no-sync to skip)", default: true },
 	"include-derived": { type: "boolean", description: "Also search pi-events' own echoes (its tool calls and results, `pi-events` shell runs)" },
@@ -33,6 +35,9 @@ export const searchCommand = defineCommand({
 		if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
 			throw new PiEventsError("E_USAGE", `--limit must be an integer from 1 to ${MAX_LIMIT}`);
 		}
+		const sort = a.sort ?? "relevance";
+		if (!(SORT_ORDERS as readonly string[]).includes(sort)) throw new PiEventsError("E_USAGE", `--sort must be one of ${SORT_ORDERS.join(", ")}, got ${JSON.stringify(sort)}`);
+		if (a.group !== undefined && a.group !== "session") throw new PiEventsError("E_USAGE", `--group must be session, got ${JSON.stringify(a.group)}`);
 		const now = Date.now();
 		const scope = scopeFrom(a, settings, process.env, process.cwd());
 		// Relative --file paths resolve against the authorization root (with --all: the one it would be).
@@ -59,7 +64,15 @@ export const searchCommand = defineCommand({
 		const db = openIndex(settings.indexPath);
 		try {
 			const freshness = refresh(db, settings.sourceDirs, { sync: a.sync !== false, scope, debug });
-			const result = search(db, { query, filters, limit, scope, includeDerived: a["include-derived"] === true });
+			const result = search(db, {
+				query,
+				filters,
+				limit,
+				scope,
+				includeDerived: a["include-derived"] === true,
+				sort: sort as SortOrder,
+				groupBy: a.group === "session" ? "session" : undefined,
+			});
 			if (a.json) {
 				const out = { hits: result.hits, freshness, coverage: result.coverage, elapsedMs: Math.round(result.elapsedMs * 100) / 100 };
 				process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);

@@ -40,6 +40,9 @@ const UNSCOPED_RANK_LIMIT = 8_000;
 
 export type SearchFilters = Omit<SqlFilters, "roots" | "excludeSessionIds" | "cutoff" | "excludeDerived">;
 
+export const SORT_ORDERS = ["relevance", "newest", "oldest"] as const;
+export type SortOrder = (typeof SORT_ORDERS)[number];
+
 export interface SearchRequest {
 	query: string;
 	filters: SearchFilters;
@@ -47,6 +50,10 @@ export interface SearchRequest {
 	scope: Scope;
 	/** Also search pi-events' own echoes (its tool calls and results, `pi-events` shell runs). */
 	includeDerived?: boolean;
+	/** Hit order (default relevance). */
+	sort?: SortOrder;
+	/** "session": one hit per session, its first event in the order, with otherMatchingEvents. */
+	groupBy?: "session";
 }
 
 export interface Hit {
@@ -85,10 +92,13 @@ export interface Hit {
 export interface SearchCoverage {
 	/** "full": every in-scope match was ranked; "recent": very common terms, only the newest RECENT_MATCHES were ranked. */
 	mode: "full" | "recent";
-	/** In-scope matching fragments before event filters: exact up to FULL_RANK_LIMIT, else FULL_RANK_LIMIT + 1 ("more than"). */
+	/** Matching events that the scope and every filter allow: exact in full mode, else a lower bound (those in the ranked window). */
 	estimatedMatches: number;
 	matchesExact: boolean;
-	/** For "recent": the share of the in-scope matches that was ranked (the newest ones). */
+	/** Sessions holding those events (same exactness). */
+	estimatedSessions: number;
+	/** True only when the limit cut hits: more matching events (sessions, when grouped) than returned. */
+	truncated: boolean;
 	/** Share of the in-scope matches that was ranked: 1 in full mode, null in recent mode (the count stops at FULL_RANK_LIMIT + 1). */
 	rankedShare: number | null;
 	ignoredTerms: string[];
@@ -119,52 +129,66 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 	if (match === null) {
 		return {
 			hits: [],
-			coverage: { mode: "full", estimatedMatches: 0, matchesExact: true, rankedShare: 1, ignoredTerms: parsed.ignored },
+			coverage: { mode: "full", estimatedMatches: 0, matchesExact: true, estimatedSessions: 0, truncated: false, rankedShare: 1, ignoredTerms: parsed.ignored },
 			elapsedMs: performance.now() - started,
 		};
 	}
 
 	// Counting in-scope matches is cheap (no ranking, no joins) and capped: it only decides how to rank.
 	const counted = countMatches(db, match, FULL_RANK_LIMIT + 1);
-	const exact = counted <= FULL_RANK_LIMIT;
-	const estimated = counted;
-	// Several fragments of one event may match: fetch extra candidates to fill `limit` events.
-	const fetch = Math.min(limit * 5, 500);
+	const complete = counted <= FULL_RANK_LIMIT;
+	const sort = request.sort ?? "relevance";
+	const grouped = request.groupBy === "session";
 	let ranked: RankedRow[];
 	let mode: SearchCoverage["mode"] = "full";
 	let rankedShare: number | null = 1;
-	// BM25 computes an IDF for every phrase of the MATCH, scope tokens included, by scanning its
-	// rows: for a wide scope that costs more than the query. When the user's terms alone match
-	// few fragments, rank with them and apply the scope in SQL instead.
-	let rankMatch = match;
-	let sessionLevel = false;
-	if (exact && match !== parsed.match && countMatches(db, parsed.match, UNSCOPED_RANK_LIMIT + 1) <= UNSCOPED_RANK_LIMIT) {
-		rankMatch = parsed.match;
-		sessionLevel = true;
-	}
-	if (exact) {
-		ranked = rankFragments(db, rankMatch, filters, fetch, null, undefined, "score", sessionLevel);
+	if (complete) {
+		// BM25 computes an IDF for every phrase of the MATCH, scope tokens included, by scanning its
+		// rows: for a wide scope that costs more than the query. When the user's terms alone match
+		// few fragments, rank with them and apply the scope in SQL instead.
+		let rankMatch = match;
+		let sessionLevel = false;
+		if (match !== parsed.match && countMatches(db, parsed.match, UNSCOPED_RANK_LIMIT + 1) <= UNSCOPED_RANK_LIMIT) {
+			rankMatch = parsed.match;
+			sessionLevel = true;
+		}
+		// Every in-scope match that the filters allow (at most FULL_RANK_LIMIT): exact counts,
+		// grouping and time order need them all, and BM25 scores them all anyway to sort.
+		ranked = rankFragments(db, rankMatch, filters, FULL_RANK_LIMIT, { sessionLevel, withTime: sort !== "relevance" });
 	} else {
-		// Very common terms: the newest RECENT_MATCHES in-scope matches (rowids grow with sessions
-		// in creation order), ordered by kind weight, then newest first.
+		// Very common terms: the newest (or, sorting oldest first, the oldest) RECENT_MATCHES in-scope
+		// matches that the filters allow, by index order (rowids grow with sessions in creation order).
 		mode = "recent";
-		ranked = rankFragments(db, match, filters, RECENT_MATCHES, null, undefined, "newest");
+		ranked = rankFragments(db, match, filters, RECENT_MATCHES, { order: sort === "oldest" ? "oldest" : "newest", withTime: sort !== "relevance" });
 		// Counting stopped past FULL_RANK_LIMIT (an exact count of 150,000 matches costs ~5 ms): the share is unknown.
 		rankedShare = null;
 		if (ranked.length < RECENT_MATCHES) {
+			// The window held every match the filters allow.
 			mode = "full";
 			rankedShare = 1;
 		}
-		ranked.sort((a, b) => a.score - b.score || b.frag_key - a.frag_key);
 	}
 
-	// One hit per event (its best fragment), cut at `limit` with ties broken by the full order.
-	const truncated = mode === "full" && ranked.length >= fetch;
-	const moreTied = (score: number) => rankFragments(db, rankMatch, filters, TIE_CAP, null, score, "score", sessionLevel);
-	const rows = selectEvents(db, ranked, limit, truncated ? moreTied : null).filter(
+	// One candidate per event (its best fragment), or per session (its first event in the order).
+	const events = bestPerEvent(ranked);
+	const sessionsMatched = new Map<number, number>();
+	for (const e of events) sessionsMatched.set(e.session_key, (sessionsMatched.get(e.session_key) ?? 0) + 1);
+	const order = sort === "relevance" ? byScore : sort === "newest" ? byTime(-1) : byTime(1);
+	events.sort(order);
+	const candidates = grouped ? firstPerSession(events) : events;
+	const rows = selectEvents(db, candidates, limit, sort === "relevance", grouped).filter(
 		// Defence in depth: the scope was applied inside FTS5; check every hit once more.
 		(row) => sessionInScope(request.scope, row.cwd_real) && !filters.excludeSessionIds.includes(row.session_id),
 	);
+	const coverage: SearchCoverage = {
+		mode,
+		estimatedMatches: events.length,
+		matchesExact: mode === "full",
+		estimatedSessions: sessionsMatched.size,
+		truncated: candidates.length > rows.length,
+		rankedShare,
+		ignoredTerms: parsed.ignored,
+	};
 	if (filters.cutoff) {
 		// The current session's name as it was before the cutoff: a later rename must not leak.
 		const store = new EventStore(db);
@@ -179,45 +203,76 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 		filters.kinds,
 		filters.excludeDerived,
 	);
-	const hits = rows.map((row) => ({ row, matched: matched.get(row.event_key) ?? 1 }));
 	const termTokens = parsed.terms.map((t) => t.tokens);
 	return {
-		hits: hits.map(({ row, matched }) => toHit(row, matched, fragmentText(row), termTokens)),
-		coverage: { mode, estimatedMatches: estimated, matchesExact: exact, rankedShare, ignoredTerms: parsed.ignored },
+		hits: rows.map((row) => {
+			const hit = toHit(row, matched.get(row.event_key) ?? 1, fragmentText(row), termTokens);
+			if (grouped) hit.otherMatchingEvents = (sessionsMatched.get(row.session_key) ?? 1) - 1;
+			return hit;
+		}),
+		coverage,
 		elapsedMs: performance.now() - started,
 	};
 }
 
-/** Most tied fragments considered when a cut falls inside a tie (identical copies, e.g. forks). */
-const TIE_CAP = 1000;
+/** Best first; ties by the newer fragment (the full tie-break follows once rows are hydrated). */
+function byScore(a: RankedRow, b: RankedRow): number {
+	return a.score - b.score || b.frag_key - a.frag_key;
+}
+
+/** By event time (direction 1: oldest first, -1: newest first), events without a time last; then by fragment. */
+function byTime(direction: 1 | -1): (a: RankedRow, b: RankedRow) => number {
+	return (a, b) => {
+		const ta = a.ts_ms ?? null;
+		const tb = b.ts_ms ?? null;
+		if (ta !== tb) {
+			if (ta === null) return 1;
+			if (tb === null) return -1;
+			return (ta - tb) * direction;
+		}
+		return (b.frag_key - a.frag_key) * direction;
+	};
+}
+
+/** The first candidate of each session, in the given order. */
+function firstPerSession(ordered: RankedRow[]): RankedRow[] {
+	const seen = new Set<number>();
+	return ordered.filter((r) => {
+		if (seen.has(r.session_key)) return false;
+		seen.add(r.session_key);
+		return true;
+	});
+}
 
 /**
- * The best fragment per event, cut at `limit`. Events whose score ties with the last one kept
- * are ordered by the full tie-break (newest first, then session, entry, fragment id), including
- * tied fragments beyond what was fetched, so a smaller limit always yields a prefix of a larger one.
+ * Cut the ordered candidates at `limit`. By relevance, candidates whose score ties with the last
+ * one kept are ordered by the full tie-break (newest first, then session, entry, fragment id), so
+ * a smaller limit always yields a prefix of a larger one; time order is already total.
  */
-function selectEvents(db: Database, ranked: RankedRow[], limit: number, moreTied: ((score: number) => RankedRow[]) | null): CandidateRow[] {
-	const best = bestPerEvent(ranked);
-	if (best.length === 0) return [];
-	const boundary = best[Math.min(limit, best.length) - 1]!.score;
-	const sure = best.filter((r) => r.score < boundary);
-	let tied = best.filter((r) => r.score === boundary);
-	if (moreTied) {
-		const seen = new Set(best.map((r) => r.event_key));
-		tied = tied.concat(bestPerEvent(moreTied(boundary)).filter((r) => !seen.has(r.event_key)));
-	}
+function selectEvents(db: Database, ordered: RankedRow[], limit: number, byRelevance: boolean, grouped: boolean): CandidateRow[] {
+	if (ordered.length === 0) return [];
 	// Hydrate a little past the cut: an /export + /import pair holds the same (sessionId, entryId)
-	// in two files, and such copies are one event, shown once.
+	// in two files, and such copies are one event (one session), shown once.
 	const want = limit * 2;
-	const rows = hydrate(db, sure.slice(0, want)).sort(compareRows);
-	if (rows.length < want && tied.length > 0) rows.push(...hydrate(db, tied).sort(compareRows).slice(0, want - rows.length));
+	let rows: CandidateRow[];
+	if (byRelevance) {
+		const boundary = ordered[Math.min(limit, ordered.length) - 1]!.score;
+		const sure = ordered.filter((r) => r.score < boundary);
+		const tied = ordered.filter((r) => r.score === boundary);
+		rows = hydrate(db, sure.slice(0, want)).sort(compareRows);
+		if (rows.length < want && tied.length > 0) rows.push(...hydrate(db, tied).sort(compareRows).slice(0, want - rows.length));
+	} else {
+		rows = hydrate(db, ordered.slice(0, want));
+	}
 	const seen = new Set<string>();
-	return rows.filter((r) => {
-		const key = `${r.session_id}\u0000${r.entry_id}`;
-		if (seen.has(key)) return false;
-		seen.add(key);
-		return true;
-	}).slice(0, limit);
+	return rows
+		.filter((r) => {
+			const key = grouped ? r.session_id : `${r.session_id}\u0000${r.entry_id}`;
+			if (seen.has(key)) return false;
+			seen.add(key);
+			return true;
+		})
+		.slice(0, limit);
 }
 
 function bestPerEvent(ranked: RankedRow[]): RankedRow[] {
@@ -226,7 +281,7 @@ function bestPerEvent(ranked: RankedRow[]): RankedRow[] {
 		const seen = best.get(r.event_key);
 		if (!seen || r.score < seen.score || (r.score === seen.score && r.frag_key > seen.frag_key)) best.set(r.event_key, r);
 	}
-	return [...best.values()].sort((a, b) => a.score - b.score || b.frag_key - a.frag_key);
+	return [...best.values()];
 }
 
 function resolveFilters(db: Database, request: SearchRequest): SqlFilters {

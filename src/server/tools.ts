@@ -16,7 +16,7 @@ import { freshnessLine, renderHits } from "../present/render.ts";
 import { renderTrace } from "../present/render-trace.ts";
 import { Access } from "../query/access.ts";
 import { MAX_NEIGHBOURS, MAX_WINDOW, readEvent } from "../query/read.ts";
-import { search } from "../query/search.ts";
+import { SORT_ORDERS, search } from "../query/search.ts";
 import { traceEvent } from "../query/trace.ts";
 
 /** pi's own limit for tool output. */
@@ -46,7 +46,9 @@ export const SearchInput = v.strictObject({
 	isError: v.optional(v.pipe(v.boolean(), v.description("true: only failures (tool errors, non-zero exits, errored replies); false: only the rest"))),
 	branchStates: v.optional(v.pipe(v.array(v.picklist(BRANCH_STATES)), v.description("selected: on the conversation path that led to the latest entry; alternate: abandoned branches"))),
 	selectionStates: v.optional(v.pipe(v.array(v.picklist(SELECTION_STATES)), v.description("direct: in the model context; summarized: replaced by a compaction summary; not-selected: off-path or removed"))),
-	files: stringList("Only events that touched one of these paths or a path under them (read/edit/write calls, summary details)"),
+	files: stringList("Only events that touched one of these paths or a path under them (read/edit/write calls, summary details); relative paths are relative to your workspace root"),
+	sort: v.optional(v.pipe(v.picklist(SORT_ORDERS), v.description("Hit order: relevance (default), newest or oldest first"))),
+	groupBy: v.optional(v.pipe(v.picklist(["session"]), v.description("session: one hit per session (its best event; otherMatchingEvents counts the rest)"))),
 	includeDerived: v.optional(
 		v.pipe(v.boolean(), v.description("Also search pi-events' own echoes (earlier event_search/event_read/event_trace calls and results, `pi-events` shell runs); off by default")),
 	),
@@ -108,7 +110,7 @@ export const SearchOutput = v.looseObject({
 		}),
 	),
 	freshness: FreshnessSchema,
-	coverage: v.looseObject({ mode: v.string(), estimatedMatches: v.number() }),
+	coverage: v.looseObject({ mode: v.string(), estimatedMatches: v.number(), matchesExact: v.boolean(), truncated: v.boolean() }),
 });
 
 export const ReadOutput = v.looseObject({
@@ -182,7 +184,15 @@ export const TOOLS: ToolDef[] = [
 				ctx.scope.roots?.[0] ?? ctx.cwd,
 			);
 			const freshness = ctx.refresh();
-			const result = search(ctx.db, { query: args.query, filters, limit: args.limit ?? 10, scope: ctx.scope, includeDerived: args.includeDerived });
+			const result = search(ctx.db, {
+				query: args.query,
+				filters,
+				limit: args.limit ?? 10,
+				scope: ctx.scope,
+				includeDerived: args.includeDerived,
+				sort: args.sort,
+				groupBy: args.groupBy,
+			});
 			const head = result.hits.length === 0 ? "No hits." : `${result.hits.length} hit${result.hits.length === 1 ? "" : "s"} (sessionId entryId fragmentId under each; event_read for exact content):`;
 			return {
 				structured: { hits: result.hits, freshness, coverage: result.coverage },

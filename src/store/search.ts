@@ -1,8 +1,7 @@
 /**
  * Search SQL: FTS5 candidates ranked by weighted BM25 inside the statement that performs the
  * MATCH, joined to events and sessions where the authorization scope and every filter apply, so
- * nothing outside the scope is ever read into the process. Optionally restricted to a rowid
- * window to bound the cost of very common terms.
+ * nothing outside the scope is ever read into the process.
  */
 import type { Database, SQLQueryBindings } from "bun:sqlite";
 import type { BranchState, SelectionState, SemanticKind } from "../model.ts";
@@ -155,45 +154,42 @@ export interface RankedRow {
 	frag_key: number;
 	score: number;
 	event_key: number;
+	session_key: number;
+	/** Only when ranked `withTime`. */
+	ts_ms?: number | null;
+}
+
+export interface RankOptions {
+	/**
+	 * "score": weighted BM25, best first. "newest": the newest matches (highest rowids), scored by
+	 * kind weight alone: BM25 would cost a scan of every matching row just for its IDF (about 4 ms
+	 * for a term in 150,000 fragments), and for terms that common it carries little signal anyway.
+	 * "oldest": the same from the other end.
+	 */
+	order?: "score" | "newest" | "oldest";
+	/** The MATCH carries no scope tokens: apply the session-level constraints in SQL instead. */
+	sessionLevel?: boolean;
+	/** Also return each event's time (for time order). */
+	withTime?: boolean;
 }
 
 /**
  * Rank matching fragments: BM25 in the statement that performs the MATCH, times the kind
  * weight, filtered, best first. Only what the filters need is joined; details come later.
  */
-export function rankFragments(
-	db: Database,
-	match: string,
-	filters: SqlFilters,
-	limit: number,
-	window: { lo: number; hi: number } | null,
-	/** Only fragments with exactly this score (to resolve ties at a cut). */
-	scoreEquals?: number,
-	/**
-	 * "newest": the newest matches (highest rowids), scored by kind weight alone. BM25 would cost a
-	 * scan of every matching row just for its IDF (about 4 ms for a term in 150,000 fragments),
-	 * and for terms that common it carries little signal anyway.
-	 */
-	order: "score" | "newest" = "score",
-	/** The MATCH carries no scope tokens: apply the session-level constraints in SQL instead. */
-	sessionLevel = false,
-): RankedRow[] {
+export function rankFragments(db: Database, match: string, filters: SqlFilters, limit: number, options: RankOptions = {}): RankedRow[] {
+	const { order = "score", sessionLevel = false, withTime = false } = options;
 	const { where, params, needsEvents } = filterSql(filters, sessionLevel);
-	const windowSql = window ? " AND fts.rowid BETWEEN ? AND ?" : "";
+	const byRowid = order !== "score";
 	const sql = `
-		SELECT fts.rowid AS frag_key, ${order === "newest" ? "-f.weight" : `${BM25} * f.weight`} AS score, f.event_key
+		SELECT fts.rowid AS frag_key, ${byRowid ? "-f.weight" : `${BM25} * f.weight`} AS score, f.event_key, f.session_key${withTime ? ", e.ts_ms" : ""}
 		FROM fts
 		JOIN fragments f ON f.frag_key = fts.rowid
-		${needsEvents ? "JOIN events e ON e.event_key = f.event_key" : ""}
-		WHERE fts MATCH ?${windowSql} AND ${where}${scoreEquals !== undefined ? ` AND ${BM25} * f.weight = ?` : ""}
-		ORDER BY ${order === "newest" ? "fts.rowid DESC" : "score ASC, fts.rowid DESC"}
+		${needsEvents || withTime ? "JOIN events e ON e.event_key = f.event_key" : ""}
+		WHERE fts MATCH ? AND ${where}
+		ORDER BY ${byRowid ? `fts.rowid ${order === "oldest" ? "ASC" : "DESC"}` : "score ASC, fts.rowid DESC"}
 		LIMIT ?`;
-	const bindings: SQLQueryBindings[] = [match];
-	if (window) bindings.push(window.lo, window.hi);
-	bindings.push(...params);
-	if (scoreEquals !== undefined) bindings.push(scoreEquals);
-	bindings.push(limit);
-	return db.query(sql).all(...bindings) as RankedRow[];
+	return db.query(sql).all(match, ...params, limit) as RankedRow[];
 }
 
 /** Everything a hit shows, for a handful of ranked fragments (in ranked order). */

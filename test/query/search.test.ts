@@ -192,7 +192,9 @@ describe("coalescing and ranking", () => {
 		expect(h.sessionName).toBe("Auth refactor");
 		expect(h.score).toBeGreaterThan(0);
 		expect(r.coverage).toMatchObject({ mode: "full", rankedShare: 1, ignoredTerms: [] });
-		expect(r.coverage.estimatedMatches).toBeGreaterThanOrEqual(3);
+		// Counts are of events the filters allow: here every one was returned, so nothing was cut.
+		expect(r.coverage.estimatedMatches).toBe(r.hits.length);
+		expect(r.coverage.truncated).toBe(false);
 	});
 });
 
@@ -492,7 +494,9 @@ describe("the bounded common-term path", () => {
 		}
 		console.log(`common term: ${times.map((t) => t.toFixed(1)).join(", ")} ms (elapsedMs ${last.elapsedMs.toFixed(1)}), coverage ${JSON.stringify(last.coverage)}`);
 		expect(last.coverage.mode).toBe("recent");
-		expect(last.coverage.estimatedMatches).toBeGreaterThan(FULL_RANK_LIMIT);
+		// A lower bound: the events among the ranked window; the limit cut them.
+		expect(last.coverage.estimatedMatches).toBeGreaterThan(10);
+		expect(last.coverage.truncated).toBe(true);
 		// Counting stops past FULL_RANK_LIMIT, so the ranked share is unknown and reported as null.
 		expect(last.coverage.matchesExact).toBe(false);
 		expect(last.coverage.rankedShare).toBeNull();

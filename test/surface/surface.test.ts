@@ -73,6 +73,62 @@ const CASES: Case[] = [
 		tool: () => ["event_search", { query: "app.yaml", files: ["src/config/app.yaml"] }],
 		check: (json) => expect(keys(json)).toEqual([`${IDS.files.slice(0, 8)}/fi-a1`]),
 	},
+	{
+		name: "--group session: one hit per session, its best event, with how many others matched",
+		cli: () => ["search", "flakytest", "--group", "session"],
+		tool: () => ["event_search", { query: "flakytest", groupBy: "session" }],
+		check: (json) => {
+			const bySession = Object.fromEntries(json.hits.map((h: any) => [h.sessionId, h.otherMatchingEvents]));
+			expect(bySession).toEqual({ [IDS.flaky]: 5, [IDS.flakyTwo]: 1 });
+			expect(json.coverage).toMatchObject({ estimatedMatches: 8, estimatedSessions: 2, matchesExact: true, truncated: false });
+		},
+		text: (text) => expect(text).toContain("(+5 more in this session)"),
+	},
+	{
+		name: "--sort newest: the most recent matches first",
+		cli: () => ["search", "flakytest", "--sort", "newest", "--limit", "3"],
+		tool: () => ["event_search", { query: "flakytest", sort: "newest", limit: 3 }],
+		check: (json) => {
+			expect(keys(json)).toEqual(["f1a4e000/f2-a1", "f1a4e000/f2-u1", "f1a4e000/fl-a9"]);
+			expect(json.hits.map((h: any) => h.sessionId)).toEqual([IDS.flakyTwo, IDS.flakyTwo, IDS.flaky]);
+		},
+	},
+	{
+		name: "--sort oldest: the earliest matches first",
+		cli: () => ["search", "flakytest", "--sort", "oldest", "--limit", "2"],
+		tool: () => ["event_search", { query: "flakytest", sort: "oldest", limit: 2 }],
+		check: (json) => expect(keys(json)).toEqual(["f1a4e000/fl-u1", "f1a4e000/fl-r0"]),
+	},
+	{
+		name: "--group session with --sort newest: each session's newest match, newest session first",
+		cli: () => ["search", "flakytest", "--group", "session", "--sort", "newest"],
+		tool: () => ["event_search", { query: "flakytest", groupBy: "session", sort: "newest" }],
+		check: (json) => expect(keys(json)).toEqual(["f1a4e000/f2-a1", "f1a4e000/fl-a9"]),
+	},
+	{
+		name: "counts are of what the filters allow; truncated only when the limit cut hits",
+		cli: () => ["search", "flakytest", "--error", "--limit", "2"],
+		tool: () => ["event_search", { query: "flakytest", isError: true, limit: 2 }],
+		check: (json) => {
+			expect(json.hits.length).toBe(2);
+			expect(json.coverage).toMatchObject({ estimatedMatches: 4, matchesExact: true, estimatedSessions: 1, truncated: true });
+		},
+	},
+	{
+		name: "nothing cut: truncated is false even though unfiltered matches are more",
+		cli: () => ["search", "flakytest", "--error", "--limit", "4"],
+		tool: () => ["event_search", { query: "flakytest", isError: true, limit: 4 }],
+		check: (json) => {
+			expect(json.hits.length).toBe(4);
+			expect(json.coverage).toMatchObject({ estimatedMatches: 4, matchesExact: true, truncated: false });
+		},
+	},
+	{
+		name: "a bad --sort is a usage error",
+		cli: () => ["search", "flakytest", "--sort", "sideways"],
+		tool: () => ["event_search", { query: "flakytest", sort: "sideways" }],
+		error: /sort/,
+	},
 ];
 
 let world: World;

@@ -3,13 +3,14 @@
  * caller's authorization root. The only module that reads HOME, the environment and pi's
  * settings.json. Everything downstream receives a frozen Settings value.
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { closeSync, existsSync, readFileSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import * as v from "valibot";
 import { PiEventsError } from "./errors.ts";
 import type { SourceDir } from "./source/discover.ts";
 import { canonicalPath } from "./source/paths.ts";
+import { openRegularFile } from "./source/read.ts";
 
 export type Env = Readonly<Record<string, string | undefined>>;
 
@@ -169,7 +170,13 @@ function isGitEntry(path: string): boolean {
 	if (!st.isFile() || st.size > 4096) return false;
 	let text: string;
 	try {
-		text = readFileSync(path, "utf8");
+		// Checked after opening too: the entry may have been swapped for a FIFO since the stat.
+		const fd = openRegularFile(path);
+		try {
+			text = readFileSync(fd, "utf8");
+		} finally {
+			closeSync(fd);
+		}
 	} catch {
 		return false;
 	}

@@ -3,12 +3,35 @@
  * in bounded chunks, fingerprint the indexed prefix, and re-read one line at a locator. Never
  * writes. Memory stays bounded: an oversized line is measured and skipped, never buffered whole.
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { hashBytes } from "./hash.ts";
 import { type FramedLine, frameLines } from "./jsonl.ts";
 import { MAX_LINE_BYTES } from "./session-parser.ts";
 
 const CHUNK_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Non-blocking, never a controlling terminal: opening a FIFO (or a device) that was swapped in for
+ * a session file after discovery returns at once instead of waiting forever for a writer.
+ */
+const OPEN_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | (constants.O_NOCTTY ?? 0);
+
+/**
+ * Open a session file for reading without ever blocking, and check what was actually opened: a
+ * path checked earlier may have been replaced since (discovery stats, then we open). Anything but
+ * a regular file is closed again and refused with code EFTYPE.
+ */
+export function openRegularFile(path: string): number {
+	const fd = openSync(path, OPEN_FLAGS);
+	let regular = false;
+	try {
+		regular = fstatSync(fd).isFile();
+	} finally {
+		if (!regular) closeSync(fd);
+	}
+	if (!regular) throw Object.assign(new Error(`${path} is not a regular file`), { code: "EFTYPE" });
+	return fd;
+}
 /** Size of the head and tail windows whose hashes fingerprint the indexed prefix. */
 export const WINDOW_BYTES = 64 * 1024;
 
@@ -37,7 +60,7 @@ export function readDurableLines(
 	firstLine: number,
 	onLines: (lines: FramedLine[]) => void,
 ): ReadResult {
-	const fd = openSync(path, "r");
+	const fd = openRegularFile(path);
 	try {
 		const st = fstatSync(fd);
 		const stat: FileStat = { dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs };
@@ -108,7 +131,7 @@ export interface PrefixFingerprint {
  * rewrite (bytes 0-255) and truncation, without rereading a 50 MB session on every append.
  */
 export function fingerprintPrefix(path: string, end: number): PrefixFingerprint {
-	const fd = openSync(path, "r");
+	const fd = openRegularFile(path);
 	try {
 		return fingerprintFd(fd, end);
 	} finally {
@@ -129,7 +152,7 @@ function fingerprintFd(fd: number, end: number): PrefixFingerprint {
 
 /** Re-read the bytes of one line at its locator (exact reads go back to the source). */
 export function readLineAt(path: string, offset: number, length: number): Uint8Array {
-	const fd = openSync(path, "r");
+	const fd = openRegularFile(path);
 	try {
 		const buf = Buffer.allocUnsafe(length);
 		const got = length > 0 ? readSync(fd, buf, 0, length, offset) : 0;

@@ -4,9 +4,9 @@
  * before its fix.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readlinkSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type AgentLayout, cleanupTempDirs, encodeCwd, makeAgentLayout } from "../helpers/temp.ts";
+import { type AgentLayout, cleanupTempDirs, encodeCwd, isolatedEnv, makeAgentLayout } from "../helpers/temp.ts";
 import { compiledBinary } from "../server/harness.ts";
 import { header, jsonl, runChild } from "./helpers.ts";
 
@@ -145,4 +145,83 @@ describe("a planted .git entry does not widen the scope", () => {
 		writeFileSync(join(P, ".git"), `gitdir: ${gitDir}\n`);
 		expect(await sessionsSeenFrom(C)).toEqual(["child-1", "parent-1"]);
 	}, 30_000);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Item 3: opening a session path never blocks (a FIFO swapped in after discovery)
+// ---------------------------------------------------------------------------------------------
+
+describe("a FIFO swapped in for a session file never hangs", () => {
+	const mkfifo = (path: string) => {
+		rmSync(path, { force: true });
+		const made = Bun.spawnSync(["mkfifo", path]);
+		if (made.exitCode !== 0) throw new Error(`mkfifo ${path} failed`);
+	};
+
+	/**
+	 * Start `args`, wait until the process has the big first session open (discovery is over, the
+	 * second file not opened yet), swap the second file for a FIFO, and wait for the exit.
+	 */
+	async function swapDuringSync(args: string[], bigLines: number): Promise<{ exitCode: number | null; stdout: string; stderr: string; hung: boolean }> {
+		const layout = makeAgentLayout();
+		const cwd = "/work/demo/fifo";
+		const bigRecords: unknown[] = [header("fifo-big", cwd)];
+		for (let i = 0; i < bigLines; i++) bigRecords.push(userText(`b${i}`, i === 0 ? null : `b${i - 1}`, `fifoword filler line ${i} ${"x".repeat(200)}`));
+		const big = sessionFile(layout, cwd, "a-fifo-big", bigRecords);
+		const victim = sessionFile(layout, cwd, "b-fifo-victim", [header("fifo-victim", cwd), userText("v1", null, "fifoword victim")]);
+		const proc = Bun.spawn([bin, ...args], { env: isolatedEnv(layout), cwd: layout.root, stdout: "pipe", stderr: "pipe" });
+		const opened = (target: string) => {
+			try {
+				return readdirSync(`/proc/${proc.pid}/fd`).some((fd) => {
+					try {
+						return readlinkSync(`/proc/${proc.pid}/fd/${fd}`) === target;
+					} catch {
+						return false;
+					}
+				});
+			} catch {
+				return false;
+			}
+		};
+		const deadline = performance.now() + 20_000;
+		while (!opened(big) && proc.exitCode === null && performance.now() < deadline) await Bun.sleep(1);
+		mkfifo(victim);
+		let hung = false;
+		const timer = setTimeout(() => {
+			hung = true;
+			proc.kill("SIGKILL");
+		}, 20_000);
+		const [stdout, stderr] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
+		await proc.exited;
+		clearTimeout(timer);
+		return { exitCode: proc.exitCode, stdout, stderr, hung };
+	}
+
+	test("index finishes and reports the swapped path as a problem", async () => {
+		const run = await swapDuringSync(["index", "--json"], 40_000);
+		expect(run.hung).toBe(false);
+		expect(run.exitCode).toBe(0);
+		expect(run.stdout + run.stderr).toContain("EFTYPE");
+	}, 60_000);
+
+	test("search's sync finishes and answers", async () => {
+		// Small enough to be indexed well inside search's 3 s sync budget, so the victim is opened.
+		const run = await swapDuringSync(["search", "fifoword", "--all", "--json", "--limit", "1"], 4_000);
+		expect(run.hung).toBe(false);
+		expect(run.exitCode).toBe(0);
+	}, 60_000);
+
+	test("read and search --no-sync after an indexed file became a FIFO", async () => {
+		const layout = makeAgentLayout();
+		const cwd = "/work/demo/fifo2";
+		const path = sessionFile(layout, cwd, "fifo-read", [header("fifo-read", cwd), userText("r1", null, "fifoword to read")]);
+		expect((await bin_(layout, ["index"])).exitCode).toBe(0);
+		mkfifo(path);
+		const read = await runChild(layout, ["read", "fifo-read", "r1", "--all", "--no-sync"], { bin, timeoutMs: 20_000 });
+		expect(read.timedOut).toBe(false);
+		expect(read.exitCode).toBe(2);
+		expect(read.stderr).toContain("cannot be read any more");
+		const search = await runChild(layout, ["search", "fifoword", "--all", "--no-sync", "--json"], { bin, timeoutMs: 20_000 });
+		expect(search.timedOut).toBe(false);
+	}, 90_000);
 });

@@ -1,31 +1,96 @@
 /**
- * Compile the single pi-events binary: `bun build.ts [OUTFILE]` → dist/pi-events by default.
+ * Compile pi-events.
+ *   bun build.ts [OUTFILE]        the binary for this machine → dist/pi-events by default
+ *   bun build.ts --release [DIR]  every release target → DIR (default dist/release)/pi-events-<os>-<arch>[-musl],
+ *                                 SHA256SUMS, and the npm packages under DIR/npm (packaging/packages.ts)
  * Minified with bytecode for fast start; never autoloads .env or bunfig.toml from the directory
- * it runs in (it runs inside arbitrary user projects).
+ * it runs in (it runs inside arbitrary user projects). The target and the commit are compiled in
+ * (`pi-events --version`). Cross-compiling fetches bun's runtime for the target from the npm
+ * registry once (cached in ~/.bun/install/cache).
  */
-import { mkdirSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { createHash } from "node:crypto";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { writePackages } from "./packaging/packages.ts";
 
-const outfile = process.argv[2] ?? "dist/pi-events";
-mkdirSync(dirname(outfile), { recursive: true });
-const started = performance.now();
-const proc = Bun.spawnSync(
-	[
-		process.execPath,
-		"build",
-		"--compile",
-		"--minify",
-		"--bytecode",
-		"--no-compile-autoload-dotenv",
-		"--no-compile-autoload-bunfig",
-		join(import.meta.dir, "src", "main.ts"),
-		"--outfile",
-		outfile,
-	],
-	{ stdout: "inherit", stderr: "inherit" },
-);
-if (proc.exitCode !== 0) {
-	console.error(`build failed (exit ${proc.exitCode})`);
-	process.exit(1);
+/** The release targets: bun's `--target` name and our artifact suffix. Windows is not built (README). */
+export const RELEASE_TARGETS = [
+	"linux-x64",
+	"linux-arm64",
+	"linux-x64-musl",
+	"linux-arm64-musl",
+	"darwin-x64",
+	"darwin-arm64",
+] as const;
+export type ReleaseTarget = (typeof RELEASE_TARGETS)[number];
+
+function commitOf(): string {
+	const head = Bun.spawnSync(["git", "rev-parse", "--short=12", "HEAD"], { cwd: import.meta.dir, stdout: "pipe", stderr: "pipe" });
+	if (head.exitCode !== 0) return "unknown";
+	const dirty = Bun.spawnSync(["git", "status", "--porcelain", "--untracked-files=no"], { cwd: import.meta.dir, stdout: "pipe", stderr: "pipe" });
+	return `${head.stdout.toString().trim()}${dirty.stdout.toString().trim() ? "-dirty" : ""}`;
 }
-console.error(`built ${outfile} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+
+function compile(outfile: string, target: string | null, commit: string): void {
+	mkdirSync(dirname(outfile), { recursive: true });
+	const label = target ?? `${process.platform}-${process.arch}`;
+	const proc = Bun.spawnSync(
+		[
+			process.execPath,
+			"build",
+			"--compile",
+			...(target ? [`--target=bun-${target}`] : []),
+			"--minify",
+			"--bytecode",
+			"--no-compile-autoload-dotenv",
+			"--no-compile-autoload-bunfig",
+			"--define",
+			`PI_EVENTS_BUILD_TARGET=${JSON.stringify(label)}`,
+			"--define",
+			`PI_EVENTS_BUILD_COMMIT=${JSON.stringify(commit)}`,
+			join(import.meta.dir, "src", "main.ts"),
+			"--outfile",
+			outfile,
+		],
+		{ stdout: "pipe", stderr: "inherit" },
+	);
+	if (proc.exitCode !== 0) {
+		process.stderr.write(proc.stdout);
+		throw new Error(`build of ${label} failed (exit ${proc.exitCode})`);
+	}
+}
+
+function release(dir: string, commit: string): void {
+	rmSync(dir, { recursive: true, force: true });
+	mkdirSync(dir, { recursive: true });
+	const sums: string[] = [];
+	for (const target of RELEASE_TARGETS) {
+		const started = performance.now();
+		const out = join(dir, `pi-events-${target}`);
+		compile(out, target, commit);
+		sums.push(`${createHash("sha256").update(readFileSync(out)).digest("hex")}  ${basename(out)}`);
+		console.error(`built ${out} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+	}
+	// The format of `sha256sum`, so `sha256sum -c SHA256SUMS` (or `shasum -a 256 -c`) verifies it.
+	writeFileSync(join(dir, "SHA256SUMS"), `${sums.join("\n")}\n`);
+	const version = (JSON.parse(readFileSync(join(import.meta.dir, "package.json"), "utf8")) as { version: string }).version;
+	writePackages({ releaseDir: dir, outDir: join(dir, "npm"), version, targets: RELEASE_TARGETS });
+	console.error(`wrote ${join(dir, "SHA256SUMS")} and the npm packages in ${join(dir, "npm")}`);
+}
+
+if (import.meta.main) {
+	const args = process.argv.slice(2);
+	const started = performance.now();
+	try {
+		if (args[0] === "--release") {
+			release(args[1] ?? "dist/release", commitOf());
+		} else {
+			const outfile = args[0] ?? "dist/pi-events";
+			compile(outfile, null, commitOf());
+			console.error(`built ${outfile} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+		}
+	} catch (err) {
+		console.error(err instanceof Error ? err.message : String(err));
+		process.exit(1);
+	}
+}

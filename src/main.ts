@@ -11,7 +11,7 @@ import { serveCommand } from "./cli/serve.ts";
 import { traceCommand } from "./cli/trace.ts";
 import { statusCommand } from "./cli/status.ts";
 import { errorCode, isPiEventsError, publicMessage } from "./errors.ts";
-import { VERSION } from "./version.ts";
+import { VERSION, VERSION_LINE } from "./version.ts";
 
 
 const subCommands: Record<string, CommandDef<any>> = {
@@ -37,7 +37,7 @@ async function usage(command: CommandDef<any>, parent?: CommandDef<any>): Promis
 
 async function run(argv: string[]): Promise<number> {
 	if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
-		process.stdout.write(`${VERSION}\n`);
+		process.stdout.write(`${VERSION_LINE}\n`);
 		return 0;
 	}
 	const name = argv[0];

@@ -167,10 +167,10 @@ describe("concurrent writers", () => {
 describe("version, help and usage errors", () => {
 	const layout = makeAgentLayout();
 
-	test("--version prints the package version", () => {
+	test("--version prints the package version, then the target and the commit", () => {
 		const r = runCli(layout, ["--version"]);
 		expect(r.exitCode).toBe(0);
-		expect(r.stdout).toBe(`${pkg.version}\n`);
+		expect(r.stdout).toBe(`${pkg.version} (${process.platform}-${process.arch} from source, commit unknown)\n`);
 		expect(r.stderr).toBe("");
 	});
 

@@ -6,9 +6,11 @@
  * process (an MCP server speaking newline-delimited JSON-RPC), started lazily on the first call,
  * respawned on the next call if it dies, synced after every turn and killed on session shutdown.
  *
- * Install: copy this file to `~/.pi/agent/extensions/`, load it with `pi -e <path>`, or install
- * the folder as a pi package. Configuration (environment):
- *   PI_EVENTS_BIN         the pi-events binary (default: `pi-events` on PATH)
+ * Install: the npm package `pi-events` (this file plus the binary in @pi-events/<os>-<arch>), this
+ * repository or the extension/ folder as a pi package, or this file alone in
+ * `~/.pi/agent/extensions/`. Configuration (environment):
+ *   PI_EVENTS_BIN         the pi-events binary (default: the installed platform package
+ *                         @pi-events/<os>-<arch>[-musl] next to this file, else `pi-events` on PATH)
  *   PI_EVENTS_ARGS        extra `serve` arguments, e.g. `--index /x/index.db --sessions-dir /y`
  *                         (whitespace-separated, or a JSON array of strings)
  *   PI_EVENTS_TIMEOUT_MS  per-call timeout (default 30000)
@@ -18,10 +20,18 @@
  * caller's workspace and hides the calling session (except, when it is named explicitly, the
  * part before this tool call).
  *
- * Only `typebox` is imported at runtime; the pi imports are types (pi aliases both the
+ * The server also gets pi's session directory (`--sessions-dir`) when pi writes sessions outside
+ * its default tree (`pi --session-dir DIR`), so that history is searchable too. A second copy of
+ * this extension (installed twice) stays inactive and says so, instead of a tool-name conflict.
+ *
+ * Only `typebox` is imported at runtime (besides node: modules); the pi imports are types (pi aliases both the
  * `@earendil-works` and `@mariozechner` scopes, and `typebox`, to its bundled copies).
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { accessSync, constants, existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join, relative, resolve, isAbsolute } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 
@@ -168,8 +178,54 @@ class RpcError extends Error {
 	}
 }
 
-function serverCommand(env: NodeJS.ProcessEnv): { bin: string; args: string[] } {
-	const bin = env.PI_EVENTS_BIN?.trim() || "pi-events";
+export interface ServerCommand {
+	bin: string;
+	args: string[];
+	/** Where the binary came from, for the error when it cannot run. */
+	from: "PI_EVENTS_BIN" | "package" | "PATH";
+}
+
+/** This machine's platform packages, preferred first: @pi-events/<os>-<arch>[-musl]. */
+function platformTargets(): string[] {
+	const arch = process.arch === "x64" || process.arch === "arm64" ? process.arch : null;
+	if (!arch) return [];
+	if (process.platform === "darwin") return [`darwin-${arch}`];
+	if (process.platform !== "linux") return [];
+	// glibc's loader present: the glibc build first; otherwise (Alpine) the musl one.
+	const glibc = existsSync("/lib64/ld-linux-x86-64.so.2") || existsSync("/lib/ld-linux-aarch64.so.1");
+	return glibc ? [`linux-${arch}`, `linux-${arch}-musl`] : [`linux-${arch}-musl`, `linux-${arch}`];
+}
+
+/** The binary of the installed platform package, looked up like Node resolves packages: from `fromDir` up. */
+export function packagedBinary(fromDir: string): string | null {
+	const targets = platformTargets();
+	for (let dir = fromDir; ; dir = dirname(dir)) {
+		for (const target of targets) {
+			const bin = join(dir, "node_modules", "@pi-events", target, "bin", "pi-events");
+			try {
+				accessSync(bin, constants.X_OK);
+				return bin;
+			} catch {
+				// not here
+			}
+		}
+		if (dirname(dir) === dir) return null;
+	}
+}
+
+/** The directory of this file (where the package lookup starts), or null when unknown. */
+function extensionDir(): string | null {
+	try {
+		return dirname(fileURLToPath(import.meta.url));
+	} catch {
+		return null;
+	}
+}
+
+/** The binary ($PI_EVENTS_BIN, the installed platform package, then PATH) and its arguments. */
+export function serverCommand(env: NodeJS.ProcessEnv, extraSessionDir: string | null, fromDir: string | null = extensionDir()): ServerCommand {
+	const given = env.PI_EVENTS_BIN?.trim();
+	const packaged = given ? null : fromDir ? packagedBinary(fromDir) : null;
 	const raw = env.PI_EVENTS_ARGS?.trim() ?? "";
 	let extra: string[] = [];
 	if (raw.startsWith("[")) {
@@ -182,7 +238,32 @@ function serverCommand(env: NodeJS.ProcessEnv): { bin: string; args: string[] } 
 	} else if (raw) {
 		extra = raw.split(/\s+/);
 	}
-	return { bin, args: ["serve", "--stdio", ...extra] };
+	const sessionArgs = extraSessionDir ? ["--sessions-dir", extraSessionDir] : [];
+	return {
+		bin: given || packaged || "pi-events",
+		args: ["serve", "--stdio", ...sessionArgs, ...extra],
+		from: given ? "PI_EVENTS_BIN" : packaged ? "package" : "PATH",
+	};
+}
+
+/** pi's agent dir, as pi resolves it ($PI_CODING_AGENT_DIR, else ~/.pi/agent). */
+function agentDirOf(env: NodeJS.ProcessEnv): string {
+	const dir = env.PI_CODING_AGENT_DIR?.trim();
+	if (!dir) return join(homedir(), ".pi", "agent");
+	if (dir === "~") return homedir();
+	return resolve(dir.startsWith("~/") ? join(homedir(), dir.slice(2)) : dir);
+}
+
+/**
+ * pi's session directory when it is not under pi's default tree (`pi --session-dir DIR`): the
+ * server indexes the default tree anyway and needs to be told about any other.
+ */
+export function extraSessionDirOf(sessionDir: string | undefined, env: NodeJS.ProcessEnv): string | null {
+	if (!sessionDir) return null;
+	const dir = resolve(sessionDir);
+	const rel = relative(join(agentDirOf(env), "sessions"), dir);
+	const inside = rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+	return inside ? null : dir;
 }
 
 function formatMs(ms: number): string {
@@ -207,7 +288,7 @@ export class ServerProcess {
 	initialized = false;
 
 	constructor(
-		private readonly command: { bin: string; args: string[] },
+		readonly command: ServerCommand,
 		private readonly timeoutMs: number,
 	) {
 		// Piped stdio, never inherited: pi's json/rpc modes own fd 1.
@@ -220,7 +301,7 @@ export class ServerProcess {
 		this.child.on("error", (err: NodeJS.ErrnoException) => {
 			const hint =
 				err.code === "ENOENT"
-					? `pi-events binary not found (${command.bin}): install pi-events on PATH or set PI_EVENTS_BIN`
+					? `pi-events binary not found (${command.bin}, from ${command.from}): install the pi-events package (its platform package brings the binary), put pi-events on PATH, or set PI_EVENTS_BIN`
 					: `could not run ${command.bin}: ${err.message}`;
 			this.close(new Error(hint));
 		});
@@ -402,9 +483,12 @@ const holder: Holder = ((globalThis as Record<symbol, unknown>)[GLOBAL_KEY] as H
 (globalThis as Record<symbol, unknown>)[GLOBAL_KEY] = holder;
 let exitHookInstalled = false;
 
-function server(): ServerProcess {
+/** The running server, started (or restarted, when pi's session directory changed) as needed. */
+function server(extraSessionDir: string | null): ServerProcess {
+	const command = serverCommand(process.env, extraSessionDir);
+	if (holder.server && !holder.server.closed && holder.server.command.args.join("\0") !== command.args.join("\0")) stopServer();
 	if (!holder.server || holder.server.closed) {
-		holder.server = new ServerProcess(serverCommand(process.env), timeoutOf(process.env));
+		holder.server = new ServerProcess(command, timeoutOf(process.env));
 		if (!exitHookInstalled) {
 			exitHookInstalled = true;
 			process.once("exit", () => holder.server?.kill());
@@ -424,7 +508,7 @@ function stopServer(): void {
 
 type ToolContext = {
 	cwd: string;
-	sessionManager: { getSessionId(): string; getSessionFile(): string | undefined };
+	sessionManager: { getSessionId(): string; getSessionFile(): string | undefined; getSessionDir?(): string };
 };
 
 function callerOf(ctx: ToolContext, toolCallId: string): Caller {
@@ -445,13 +529,42 @@ function cleanArgs(params: unknown): Record<string, unknown> {
 }
 
 async function run(name: string, toolCallId: string, params: unknown, signal: AbortSignal | undefined, ctx: ToolContext) {
-	const { text, structured } = await server().callTool(name, cleanArgs(params), callerOf(ctx, toolCallId), signal);
+	const extraDir = extraSessionDirOf(ctx.sessionManager?.getSessionDir?.(), process.env);
+	const { text, structured } = await server(extraDir).callTool(name, cleanArgs(params), callerOf(ctx, toolCallId), signal);
 	return { content: [{ type: "text" as const, text }], details: structured ?? {} };
 }
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
 
+// The copy of this extension that registered the tools in this pi process (cleared on shutdown,
+// which pi sends before a reload, so a reload is not mistaken for a second copy).
+const LOADED_KEY = Symbol.for("pi-events/extension-loaded");
+type Loaded = { path: string };
+const globals = globalThis as Record<symbol, unknown>;
+
+export function duplicateMessage(first: string, second: string): string {
+	return `pi-events: the extension is installed twice; the copy at ${second} stays inactive and the one at ${first} provides event_search, event_read and event_trace. Remove one (pi remove, or delete the file from ~/.pi/agent/extensions/).`;
+}
+
 export default function piEvents(pi: ExtensionAPI): void {
+	const self = (() => {
+		try {
+			return fileURLToPath(import.meta.url);
+		} catch {
+			return "pi-events.ts";
+		}
+	})();
+	const loaded = globals[LOADED_KEY] as Loaded | undefined;
+	if (loaded && loaded.path !== self) {
+		// Registering the same tools again would make pi refuse to start (a tool conflict).
+		const message = duplicateMessage(loaded.path, self);
+		pi.on("session_start", async (_event, ctx) => {
+			if (ctx.hasUI) ctx.ui.notify(message, "warning");
+			else process.stderr.write(`${message}\n`);
+		});
+		return;
+	}
+	globals[LOADED_KEY] = { path: self } satisfies Loaded;
 	// A reload replaces the extension; a server left by the previous instance is stopped.
 	stopServer();
 
@@ -514,5 +627,6 @@ export default function piEvents(pi: ExtensionAPI): void {
 	});
 	pi.on("session_shutdown", async () => {
 		stopServer();
+		if ((globals[LOADED_KEY] as Loaded | undefined)?.path === self) delete globals[LOADED_KEY];
 	});
 }

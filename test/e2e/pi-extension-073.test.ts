@@ -77,7 +77,7 @@ describe("pi 0.73.1 + extension/pi-events.ts + compiled server", () => {
 		result = runPi({ bin: world.bin, ownSearch: true });
 		entries = result.entries;
 		ownSessionId = result.header.id;
-	});
+	}, 60_000);
 
 	test("pi ran headless under node and its json stdout is clean protocol", () => {
 		expect(result.lines.length).toBeGreaterThan(5);
@@ -108,5 +108,5 @@ describe("pi 0.73.1 without a server binary", () => {
 	test("each tool call fails with an actionable error and pi carries on", () => {
 		const { entries } = runPi({ bin: join(world.layout.root, "no-such-pi-events"), ownSearch: false });
 		expectMissingBinaryErrors(entries);
-	});
+	}, 60_000);
 });

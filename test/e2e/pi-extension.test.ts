@@ -61,7 +61,7 @@ describe("pi + extension/pi-events.ts + compiled server", () => {
 		run = runPi({ bin: world.bin, sessionId: OWN_SESSION, ownSearch: true });
 		if (run.exitCode !== 0) throw new Error(failureReport(run));
 		entries = entriesOf(sessionFileOf(world, OWN_SESSION));
-	});
+	}, 60_000);
 
 	test("pi ran headless and its json stdout is clean protocol (the child's stdout is piped)", () => {
 		const lines = jsonLines(run);
@@ -93,5 +93,5 @@ describe("without a server binary", () => {
 		const run = runPi({ bin: join(world.layout.root, "no-such-pi-events"), sessionId: "e2e-missing-binary", ownSearch: false });
 		expect(run.exitCode).toBe(0);
 		expectMissingBinaryErrors(entriesOf(sessionFileOf(world, "e2e-missing-binary")));
-	});
+	}, 60_000);
 });

@@ -8,20 +8,22 @@ while [ -L "$self" ]; do
 	link=$(readlink "$self")
 	case $link in
 	/*) self=$link ;;
-	*) self=$(dirname "$self")/$link ;;
+	*) self=${self%/*}/$link ;;
 	esac
 done
-pkg=$(cd "$(dirname "$self")/.." && pwd -P) || exit 2
+pkg=$(cd "${self%/*}/.." && pwd -P) || exit 2
 
-case $(uname -s) in
-Linux) os=linux ;;
-Darwin) os=darwin ;;
-*) echo "pi-events: no build for $(uname -s) (Linux and macOS only)" >&2; exit 2 ;;
+# Few processes on purpose (this runs before every pi-events command): one uname, no dirname.
+machine=$(uname -sm)
+case $machine in
+Linux\ *) os=linux ;;
+Darwin\ *) os=darwin ;;
+*) echo "pi-events: no build for $machine (Linux and macOS only)" >&2; exit 2 ;;
 esac
-case $(uname -m) in
-x86_64 | amd64) arch=x64 ;;
-aarch64 | arm64) arch=arm64 ;;
-*) echo "pi-events: no build for $(uname -m) (x64 and arm64 only)" >&2; exit 2 ;;
+case $machine in
+*\ x86_64 | *\ amd64) arch=x64 ;;
+*\ aarch64 | *\ arm64) arch=arm64 ;;
+*) echo "pi-events: no build for $machine (x64 and arm64 only)" >&2; exit 2 ;;
 esac
 names="$os-$arch"
 if [ "$os" = linux ]; then
@@ -40,9 +42,8 @@ while :; do
 		bin=$dir/node_modules/@pi-events/$name/bin/pi-events
 		if [ -x "$bin" ]; then exec "$bin" "$@"; fi
 	done
-	parent=$(dirname "$dir")
-	[ "$parent" = "$dir" ] && break
-	dir=$parent
+	[ -z "$dir" ] && break
+	dir=${dir%/*}
 done
 echo "pi-events: the package @pi-events/${names%% *} is not installed (npm skips it with --omit=optional);" \
 	"reinstall pi-events with optional dependencies, or put a release binary on PATH" >&2

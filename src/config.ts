@@ -3,10 +3,11 @@
  * caller's authorization root. The only module that reads HOME, the environment and pi's
  * settings.json. Everything downstream receives a frozen Settings value.
  */
-import { closeSync, existsSync, readFileSync, statSync } from "node:fs";
+import { closeSync, existsSync, lstatSync, readFileSync, readlinkSync, readSync, realpathSync, statSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import * as v from "valibot";
+import { isWithin } from "./auth/scope.ts";
 import { PiEventsError } from "./errors.ts";
 import type { SourceDir } from "./source/discover.ts";
 import { canonicalPath } from "./source/paths.ts";
@@ -90,6 +91,7 @@ export function resolveSettings(input: SettingsInput): Settings {
 				? resolve(configDir, expandHome(config.value.index, env))
 				: defaultIndexPath(env);
 
+	refuseUnsafeIndexPath(indexPath, sourceDirs);
 	return {
 		indexPath,
 		sourceDirs,
@@ -188,4 +190,71 @@ function isGitEntry(path: string): boolean {
 	} catch {
 		return false;
 	}
+}
+
+const SQLITE_MAGIC = "SQLite format 3\u0000";
+
+/**
+ * The index is written, so it must never land on pi's history or on someone else's file. Refused:
+ * a path that is, or resolves through symlinks (even dangling ones) to, anything inside a session
+ * source directory; an existing path that is not a regular file (a FIFO would hang SQLite); and an
+ * existing non-empty file that is not a SQLite database. An empty file is taken as an index SQLite
+ * had not written yet (a crash right after creating it), unless it is named like a session file.
+ */
+function refuseUnsafeIndexPath(indexPath: string, sourceDirs: readonly SourceDir[]): void {
+	const target = resolvedPath(indexPath);
+	for (const dir of sourceDirs) {
+		const source = resolvedPath(dir.path);
+		if (isWithin(target, source)) {
+			throw new PiEventsError(
+				"E_INDEX",
+				`refusing the index path ${indexPath}: it ${target === indexPath ? "lies" : `resolves to ${target}, which lies`} inside the session directory ${dir.path}; choose a path outside pi's session directories`,
+			);
+		}
+	}
+	let st: ReturnType<typeof statSync>;
+	try {
+		st = statSync(target);
+	} catch {
+		return; // missing: SQLite creates it
+	}
+	const refuse = (why: string) => {
+		throw new PiEventsError("E_INDEX", `refusing the index path ${indexPath}: ${why}; it is left untouched (choose another path)`);
+	};
+	if (!st.isFile()) refuse("it exists and is not a regular file");
+	if (st.size === 0) {
+		if (basename(target).endsWith(".jsonl")) refuse("it is an empty session-like file (.jsonl), not a pi-events index");
+		return;
+	}
+	let magic = "";
+	try {
+		const fd = openRegularFile(target);
+		try {
+			const buf = Buffer.alloc(16);
+			magic = buf.subarray(0, readSync(fd, buf, 0, 16, 0)).toString("latin1");
+		} finally {
+			closeSync(fd);
+		}
+	} catch {
+		return; // unreadable: opening it reports the real reason
+	}
+	if (magic !== SQLITE_MAGIC) refuse("it exists and is not a SQLite database");
+}
+
+/** The absolute path `path` leads to: symlinks resolved, including dangling ones and missing tails. */
+function resolvedPath(path: string, depth = 0): string {
+	const abs = resolve(path);
+	try {
+		return realpathSync.native(abs);
+	} catch {
+		// missing somewhere: resolve what exists
+	}
+	if (depth > 40) return abs;
+	try {
+		if (lstatSync(abs).isSymbolicLink()) return resolvedPath(resolve(dirname(abs), readlinkSync(abs)), depth + 1);
+	} catch {
+		// not there at all
+	}
+	const parent = dirname(abs);
+	return parent === abs ? abs : join(resolvedPath(parent, depth + 1), basename(abs));
 }

@@ -2,8 +2,8 @@
  * The one place the SQLite read model is opened. Sets every pragma, owns the DDL, and treats a
  * schema-version mismatch as "rebuild": the index is disposable, pi's session files are the truth.
  */
-import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
+import { constants, Database } from "bun:sqlite";
+import { existsSync, mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { PiEventsError } from "../errors.ts";
 import { GAP_TOKEN } from "../project/text.ts";
@@ -117,14 +117,54 @@ export interface OpenOptions {
  * schema version is dropped and recreated. Throws E_INDEX with a readable message on failure.
  */
 export function openIndex(path: string, options: OpenOptions = {}): Database {
+	if (options.readonly || path === ":memory:") return openWith(path, options);
+	try {
+		return openWith(path, options);
+	} catch (err) {
+		// An existing index this process cannot write (a read-only mount, another user's file) still
+		// answers: searches read it as it is, and a sync reports that it cannot update it.
+		if (!existsSync(path) || !(err instanceof PiEventsError) || !/read-only|cannot be opened/.test(err.message)) throw err;
+		try {
+			return openReadOnlySnapshot(path);
+		} catch {
+			throw err;
+		}
+	}
+}
+
+/**
+ * Read-only, for an index nobody may write here. SQLite needs to create the `-shm` file to read a
+ * WAL database normally; where it cannot, and no `-wal` holds unmerged commits, the file is read
+ * as immutable (nothing can change it under a read-only mount).
+ */
+function openReadOnlySnapshot(path: string): Database {
+	try {
+		return openWith(path, { readonly: true });
+	} catch (err) {
+		if (fileSize(`${path}-wal`) > 0) throw err;
+		return openWith(`file:${encodeURI(path).replace(/[?#]/g, encodeURIComponent)}?immutable=1`, { readonly: true, uri: true }, path);
+	}
+}
+
+function fileSize(path: string): number {
+	try {
+		return statSync(path).size;
+	} catch {
+		return 0;
+	}
+}
+
+function openWith(path: string, options: OpenOptions & { uri?: boolean }, shownPath = path): Database {
 	let db: Database;
 	try {
 		if (path !== ":memory:" && !options.readonly) mkdirSync(dirname(path), { recursive: true });
-		db = options.readonly
-			? new Database(path, { readonly: true, strict: true })
-			: new Database(path, { create: true, readwrite: true, strict: true });
+		db = options.uri
+			? new Database(path, constants.SQLITE_OPEN_READONLY | constants.SQLITE_OPEN_URI)
+			: options.readonly
+				? new Database(path, { readonly: true, strict: true })
+				: new Database(path, { create: true, readwrite: true, strict: true });
 	} catch (err) {
-		throw new PiEventsError("E_INDEX", `cannot open the index at ${path}: ${reason(err)}`, { cause: err });
+		throw new PiEventsError("E_INDEX", `cannot open the index at ${shownPath}: ${reason(err)}`, { cause: err });
 	}
 	try {
 		db.run("PRAGMA busy_timeout = 10000");
@@ -139,14 +179,14 @@ export function openIndex(path: string, options: OpenOptions = {}): Database {
 		const version = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
 		if (version !== SCHEMA_VERSION) {
 			if (options.readonly) {
-				throw new PiEventsError("E_INDEX", `the index at ${path} has schema ${version}, expected ${SCHEMA_VERSION}: run \`pi-events index\``);
+				throw new PiEventsError("E_INDEX", `the index at ${shownPath} has schema ${version}, expected ${SCHEMA_VERSION}: run \`pi-events index\``);
 			}
 			recreateSchema(db);
 		}
 	} catch (err) {
 		db.close();
 		if (err instanceof PiEventsError) throw err;
-		throw new PiEventsError("E_INDEX", `cannot use the index at ${path}: ${reason(err)}`, { cause: err });
+		throw new PiEventsError("E_INDEX", `cannot use the index at ${shownPath}: ${reason(err)}`, { cause: err });
 	}
 	return db;
 }

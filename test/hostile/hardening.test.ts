@@ -4,7 +4,7 @@
  * before its fix.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, readdirSync, readlinkSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type AgentLayout, cleanupTempDirs, encodeCwd, isolatedEnv, makeAgentLayout } from "../helpers/temp.ts";
 import { compiledBinary } from "../server/harness.ts";
@@ -224,4 +224,108 @@ describe("a FIFO swapped in for a session file never hangs", () => {
 		const search = await runChild(layout, ["search", "fifoword", "--all", "--no-sync", "--json"], { bin, timeoutMs: 20_000 });
 		expect(search.timedOut).toBe(false);
 	}, 90_000);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Item 5: the index is never written over a session file or any other non-SQLite file
+// ---------------------------------------------------------------------------------------------
+
+describe("index path refusal", () => {
+	let layout: AgentLayout;
+	let victim: string;
+
+	beforeAll(() => {
+		layout = makeAgentLayout();
+		sessionFile(layout, "/work/demo/idx", "idx-1", [header("idx-1", "/work/demo/idx"), userText("u1", null, "indexpathword")]);
+		victim = join(layout.sessionsDir, encodeCwd("/work/demo/idx"), "2026-10-02T10-00-00-000Z_empty.jsonl");
+	});
+
+	const refused = async (indexPath: string, command: string[] = ["index"]) => {
+		const run = await bin_(layout, [...command, "--index", indexPath]);
+		return { code: run.exitCode, stdout: run.stdout, refused: /refusing the index path/.test(run.stderr) };
+	};
+
+	test("an empty .jsonl in the session directory, directly, through a symlink, and through a dangling symlink", async () => {
+		writeFileSync(victim, "");
+		expect(await refused(victim)).toEqual({ code: 2, stdout: "", refused: true });
+		expect(statSync(victim).size).toBe(0);
+		const link = join(layout.root, "index-link.db");
+		symlinkSync(victim, link);
+		for (const command of [["index"], ["search", "indexpathword", "--all"], ["status"], ["serve", "--stdio"]]) {
+			expect({ command, ...(await refused(link, command)) }).toEqual({ command, code: 2, stdout: "", refused: true });
+		}
+		expect(statSync(victim).size).toBe(0);
+		// A dangling symlink into the session directory: SQLite would create the target there.
+		const future = join(layout.sessionsDir, encodeCwd("/work/demo/idx"), "2026-10-03T10-00-00-000Z_future.jsonl");
+		const dangling = join(layout.root, "dangling.db");
+		symlinkSync(future, dangling);
+		expect(await refused(dangling)).toEqual({ code: 2, stdout: "", refused: true });
+		expect(existsSync(future)).toBe(false);
+		// A directory symlinked to the session directory, and a path inside the directory itself.
+		symlinkSync(layout.sessionsDir, join(layout.root, "sessions-link"));
+		expect(await refused(join(layout.root, "sessions-link", "index.db"))).toEqual({ code: 2, stdout: "", refused: true });
+		expect(await refused(join(layout.sessionsDir, "index.db"))).toEqual({ code: 2, stdout: "", refused: true });
+		expect(existsSync(join(layout.sessionsDir, "index.db"))).toBe(false);
+	}, 60_000);
+
+	test("an existing non-SQLite file (outside the sessions) is left untouched; a real index still opens", async () => {
+		const notes = join(layout.root, "notes.txt");
+		writeFileSync(notes, "my notes\n");
+		expect(await refused(notes)).toEqual({ code: 2, stdout: "", refused: true });
+		expect(readFileSync(notes, "utf8")).toBe("my notes\n");
+		const good = join(layout.root, "good.db");
+		expect(await refused(good)).toEqual({ code: 0, stdout: expect.any(String), refused: false });
+		expect(await refused(good, ["status"])).toEqual({ code: 0, stdout: expect.any(String), refused: false });
+	}, 60_000);
+});
+
+// ---------------------------------------------------------------------------------------------
+// Item 9: an index the caller cannot write still answers
+// ---------------------------------------------------------------------------------------------
+
+/** Make a directory read-only even for root: a read-only bind mount (root), else permissions. */
+function makeReadOnly(dir: string): (() => void) | null {
+	if (process.getuid?.() !== 0) {
+		Bun.spawnSync(["chmod", "-R", "a-w", dir]);
+		return () => Bun.spawnSync(["chmod", "-R", "u+w", dir]);
+	}
+	if (Bun.spawnSync(["mount", "--bind", dir, dir]).exitCode !== 0) return null;
+	if (Bun.spawnSync(["mount", "-o", "remount,ro,bind", dir]).exitCode !== 0) {
+		Bun.spawnSync(["umount", dir]);
+		return null;
+	}
+	return () => Bun.spawnSync(["umount", dir]);
+}
+
+describe("a read-only index answers searches", () => {
+	test("search --no-sync, search (the failed sync in freshness.problems), status, read; index says read-only", async () => {
+		const layout = makeAgentLayout();
+		const path = sessionFile(layout, "/work/demo/ro", "ro-1", [header("ro-1", "/work/demo/ro"), userText("u1", null, "readonlyword here")]);
+		expect((await bin_(layout, ["index"])).exitCode).toBe(0);
+		const dir = join(layout.cacheHome, "pi-events");
+		const undo = makeReadOnly(dir);
+		if (!undo) {
+			console.warn("skipped: cannot make a read-only directory here");
+			return;
+		}
+		try {
+			expect(() => writeFileSync(join(dir, "probe"), "x")).toThrow();
+			const noSync = await bin_(layout, ["search", "readonlyword", "--all", "--no-sync", "--json"]);
+			expect({ code: noSync.exitCode, stderr: noSync.stderr }).toEqual({ code: 0, stderr: expect.any(String) });
+			expect(noSync.json().hits.map((h: { entryId: string }) => h.entryId)).toEqual(["u1"]);
+			writeFileSync(path, `${readFileSync(path, "utf8")}${JSON.stringify(userText("u2", "u1", "readonlyword appended"))}\n`);
+			const synced = await bin_(layout, ["search", "readonlyword", "--all", "--json"]);
+			expect(synced.exitCode).toBe(0);
+			expect(synced.json().hits.map((h: { entryId: string }) => h.entryId)).toEqual(["u1"]);
+			expect(JSON.stringify(synced.json().freshness.problems)).toContain("read-only");
+			const status = await bin_(layout, ["status", "--json"]);
+			expect(status.exitCode).toBe(0);
+			expect((await bin_(layout, ["read", "ro-1", "u1", "--all", "--no-sync"])).exitCode).toBe(0);
+			const index = await bin_(layout, ["index"]);
+			expect(index.exitCode).toBe(2);
+			expect(index.stderr).toContain("read-only");
+		} finally {
+			undo();
+		}
+	}, 60_000);
 });

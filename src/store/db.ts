@@ -7,11 +7,12 @@ import { existsSync, mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { PiEventsError } from "../errors.ts";
 import { GAP_TOKEN } from "../project/text.ts";
+import { ddlFor, type FullTextVariant, fullTextVariantFor } from "./sqlite-compat.ts";
 
 /** Bump on any change to the DDL below or to what the projector stores. */
 export const SCHEMA_VERSION = 12;
 
-const DDL = `
+export const SCHEMA_DDL = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE files (
   file_key INTEGER PRIMARY KEY,
@@ -176,12 +177,19 @@ function openWith(path: string, options: OpenOptions & { uri?: boolean }, shownP
 		db.run("PRAGMA temp_store = MEMORY");
 		db.run("PRAGMA cache_size = -65536");
 		db.run(`PRAGMA mmap_size = ${options.readonly ? 268435456 : 0}`);
+		const variant = fullTextVariantFor(checkedSqliteVersion(db));
 		const version = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
-		if (version !== SCHEMA_VERSION) {
+		const built = version === SCHEMA_VERSION ? builtVariant(db) : null;
+		if (version !== SCHEMA_VERSION || built !== variant) {
 			if (options.readonly) {
-				throw new PiEventsError("E_INDEX", `the index at ${shownPath} has schema ${version}, expected ${SCHEMA_VERSION}: run \`pi-events index\``);
+				const why = version !== SCHEMA_VERSION ? `has schema ${version}, expected ${SCHEMA_VERSION}` : `was built for another SQLite (${built} full-text table)`;
+				// A stored-text index works on any SQLite with FTS5; only the other way round is refused.
+				if (version !== SCHEMA_VERSION || built === "contentless") {
+					throw new PiEventsError("E_INDEX", `the index at ${shownPath} ${why}: run \`pi-events index\``);
+				}
+			} else {
+				recreateSchema(db, variant);
 			}
-			recreateSchema(db);
 		}
 	} catch (err) {
 		db.close();
@@ -191,7 +199,28 @@ function openWith(path: string, options: OpenOptions & { uri?: boolean }, shownP
 	return db;
 }
 
-function recreateSchema(db: Database): void {
+/** sqlite_version(), after checking that this SQLite has FTS5 (a clear error, not a failing query later). */
+function checkedSqliteVersion(db: Database): string {
+	const version = (db.query("SELECT sqlite_version() AS v").get() as { v: string }).v;
+	try {
+		db.query("SELECT fts5_source_id()").get();
+	} catch {
+		throw new PiEventsError("E_INDEX", `this SQLite (${version}) has no FTS5, which pi-events needs for full-text search`);
+	}
+	return version;
+}
+
+/** The full-text variant the index was built with (indexes from before the variants: contentless). */
+function builtVariant(db: Database): FullTextVariant {
+	try {
+		const row = db.query("SELECT value FROM meta WHERE key = 'fts_variant'").get() as { value: string } | null;
+		return row && JSON.parse(row.value) === "stored" ? "stored" : "contentless";
+	} catch {
+		return "contentless";
+	}
+}
+
+function recreateSchema(db: Database, variant: FullTextVariant): void {
 	db.transaction(() => {
 		const objects = db
 			.query("SELECT type, name FROM sqlite_master WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'fts_%'")
@@ -199,7 +228,8 @@ function recreateSchema(db: Database): void {
 		for (const o of objects) db.run(`DROP ${o.type === "view" ? "VIEW" : "TABLE"} IF EXISTS "${o.name}"`);
 		db.run("DROP TABLE IF EXISTS fts_terms");
 		db.run("DROP TABLE IF EXISTS fts");
-		db.run(DDL);
+		db.run(ddlFor(SCHEMA_DDL, variant));
+		db.run("INSERT INTO meta (key, value) VALUES ('fts_variant', ?1)", [JSON.stringify(variant)]);
 		db.run(`PRAGMA user_version = ${SCHEMA_VERSION}`);
 	}).immediate();
 }

@@ -12,6 +12,7 @@ import { traceCommand } from "./cli/trace.ts";
 import { statusCommand } from "./cli/status.ts";
 import { errorCode, isPiEventsError, publicMessage } from "./errors.ts";
 import { VERSION, VERSION_LINE } from "./version.ts";
+import { terminalSafe } from "./present/terminal.ts";
 
 
 const subCommands: Record<string, CommandDef<any>> = {
@@ -47,7 +48,7 @@ async function run(argv: string[]): Promise<number> {
 	}
 	const command = subCommands[name];
 	if (!command) {
-		process.stderr.write(`pi-events: unknown command ${JSON.stringify(name)} (commands: ${Object.keys(subCommands).join(", ")})\n`);
+		process.stderr.write(`pi-events: unknown command ${terminalSafe(JSON.stringify(name))} (commands: ${Object.keys(subCommands).join(", ")})\n`);
 		return 2;
 	}
 	const rest = argv.slice(1);
@@ -60,11 +61,11 @@ async function run(argv: string[]): Promise<number> {
 		return typeof result === "number" ? result : 0;
 	} catch (err) {
 		if (isPiEventsError(err)) {
-			process.stderr.write(`pi-events: ${err.message}\n`);
+			process.stderr.write(`pi-events: ${terminalSafe(err.message)}\n`);
 			return 2;
 		}
 		if (err instanceof Error && err.name === "CLIError") {
-			process.stderr.write(`pi-events: ${err.message} (see pi-events ${name} --help)\n`);
+			process.stderr.write(`pi-events: ${terminalSafe(err.message)} (see pi-events ${name} --help)\n`);
 			return 2;
 		}
 		process.stderr.write(`pi-events: ${publicMessage(err)} [${errorCode(err)}]\n`);

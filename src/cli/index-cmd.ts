@@ -3,6 +3,8 @@ import { defineCommand } from "citty";
 import { syncIndex, type SyncReport } from "../sync/sync.ts";
 import { openIndex } from "../store/db.ts";
 import { checkFlags, commonArgs, debug, formatMs, plural, progressReporter, settingsFrom } from "./shared.ts";
+import { toJson } from "../present/json.ts";
+import { terminalSafe } from "../present/terminal.ts";
 
 const args = {
 	...commonArgs,
@@ -21,7 +23,7 @@ export const indexCommand = defineCommand({
 			const report = syncIndex(db, { sourceDirs: settings.sourceDirs, onProgress: progress.update, debug });
 			progress.finish();
 			if (a.json) {
-				process.stdout.write(`${JSON.stringify({ index: settings.indexPath, ...report }, null, 2)}\n`);
+				process.stdout.write(`${toJson({ index: settings.indexPath, ...report }, 2)}\n`);
 			} else {
 				process.stdout.write(renderReport(report, settings.indexPath));
 			}
@@ -46,13 +48,13 @@ export function renderReport(r: SyncReport, indexPath: string): string {
 		`diagnostics: ${r.diagnosticCount}`,
 		`time: ${formatMs(r.durationMs)}${r.bytesRead > 1e6 ? ` (${mbps.toFixed(1)} MB/s)` : ""}`,
 	];
-	return `${lines.join("\n")}\n`;
+	return `${terminalSafe(lines.join("\n"))}\n`;
 }
 
 export function printDiagnostics(r: SyncReport, all: boolean): void {
-	for (const p of r.problems) process.stderr.write(`pi-events: ${p}\n`);
+	for (const p of r.problems) process.stderr.write(`pi-events: ${terminalSafe(p)}\n`);
 	const shown = all ? r.diagnostics : r.diagnostics.slice(0, 10);
-	for (const d of shown) process.stderr.write(`pi-events: ${d.file}:${d.line} (byte ${d.offset}): ${d.kind}: ${d.detail}\n`);
+	for (const d of shown) process.stderr.write(`pi-events: ${terminalSafe(`${d.file}:${d.line} (byte ${d.offset}): ${d.kind}: ${d.detail}`)}\n`);
 	if (r.diagnosticCount > shown.length) {
 		process.stderr.write(`pi-events: ${r.diagnosticCount - shown.length} more diagnostics (use --verbose or --json)\n`);
 	}

@@ -8,6 +8,7 @@ import { MAX_NEIGHBOURS, readEvent } from "../query/read.ts";
 import { openIndex } from "../store/db.ts";
 import { callerArgs, scopeFrom } from "./caller.ts";
 import { checkFlags, commonArgs, debug, settingsFrom } from "./shared.ts";
+import { toJson } from "../present/json.ts";
 
 const args = {
 	session: { type: "positional", description: "Session id", required: true },
@@ -51,7 +52,7 @@ export const readCommand = defineCommand({
 				before: intArg("before", a.before),
 				after: intArg("after", a.after),
 			});
-			process.stdout.write(a.json ? `${JSON.stringify(result, null, 2)}\n` : renderRead(result));
+			process.stdout.write(a.json ? `${toJson(result, 2)}\n` : renderRead(result));
 			return 0;
 		} finally {
 			db.close();

@@ -10,6 +10,8 @@ import { callerArgs, scopeFrom } from "./caller.ts";
 import { toSearchFilters } from "../query/filters.ts";
 import { filterArgs, list } from "./filters.ts";
 import { checkFlags, collectRepeated, commonArgs, debug, settingsFrom } from "./shared.ts";
+import { toJson } from "../present/json.ts";
+import { terminalSafe } from "../present/terminal.ts";
 
 const args = {
 	query: { type: "positional", description: 'Terms and "quoted phrases" (all must match)', required: true },
@@ -75,9 +77,9 @@ export const searchCommand = defineCommand({
 			});
 			if (a.json) {
 				const out = { hits: result.hits, freshness, coverage: result.coverage, elapsedMs: Math.round(result.elapsedMs * 100) / 100 };
-				process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+				process.stdout.write(`${toJson(out, 2)}\n`);
 				// Problems that may hide results are diagnostics: stderr too, not only inside the JSON.
-				for (const p of freshness.problems) process.stderr.write(`pi-events: ${p}\n`);
+				for (const p of freshness.problems) process.stderr.write(`pi-events: ${terminalSafe(p)}\n`);
 			} else {
 				const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
 				process.stdout.write(renderHits(result.hits, { color, paths: a.paths === true, root: scope.roots?.[0] ?? null }));

@@ -5,6 +5,8 @@ import { checkFreshness } from "../sync/compare.ts";
 import { openIndex } from "../store/db.ts";
 import { indexCounts } from "../store/status.ts";
 import { checkFlags, commonArgs, formatMs, settingsFrom } from "./shared.ts";
+import { toJson } from "../present/json.ts";
+import { terminalSafe } from "../present/terminal.ts";
 
 const args = { ...commonArgs } as const;
 
@@ -22,7 +24,7 @@ export const statusCommand = defineCommand({
 			const sizeBytes = fileSize(settings.indexPath) + fileSize(`${settings.indexPath}-wal`);
 			const status = { index: settings.indexPath, existed: exists, sizeBytes, configFile: settings.configFile, ...counts, sources };
 			if (a.json) {
-				process.stdout.write(`${JSON.stringify(status, null, 2)}\n`);
+				process.stdout.write(`${toJson(status, 2)}\n`);
 				return 0;
 			}
 			const last = counts.lastSync
@@ -51,7 +53,7 @@ export const statusCommand = defineCommand({
 			for (const d of counts.indexedDirs) {
 				if (!configured.has(d.dir)) lines.push(`  ${d.dir} [indexed earlier, not configured now]: ${d.files} files`);
 			}
-			process.stdout.write(`${lines.join("\n")}\n`);
+			process.stdout.write(`${terminalSafe(lines.join("\n"))}\n`);
 			return 0;
 		} finally {
 			db.close();

@@ -7,6 +7,7 @@ import { traceEvent } from "../query/trace.ts";
 import { openIndex } from "../store/db.ts";
 import { callerArgs, scopeFrom } from "./caller.ts";
 import { checkFlags, commonArgs, debug, settingsFrom } from "./shared.ts";
+import { toJson } from "../present/json.ts";
 
 const args = {
 	session: { type: "positional", description: "Session id", required: true },
@@ -28,7 +29,7 @@ export const traceCommand = defineCommand({
 			if (a.sync !== false) refresh(db, settings.sourceDirs, { sync: true, scope, debug });
 			const result = traceEvent(new Access(db, scope), a.session, a.entry);
 			const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
-			process.stdout.write(a.json ? `${JSON.stringify(result, null, 2)}\n` : renderTrace(result, { color }));
+			process.stdout.write(a.json ? `${toJson(result, 2)}\n` : renderTrace(result, { color }));
 			return 0;
 		} finally {
 			db.close();

@@ -1,6 +1,7 @@
 /** Pure text rendering of an exact read for people. */
 import type { ReadResult } from "../query/read.ts";
 import type { EventView } from "../query/views.ts";
+import { terminalSafeDeep } from "./terminal.ts";
 
 export function nodeLine(v: EventView): string {
 	const kind = v.role ? `${v.eventType}/${v.role}` : v.eventType;
@@ -10,7 +11,8 @@ export function nodeLine(v: EventView): string {
 	return `${mark} ${v.entryId}  ${kind}${tool}${preview}`;
 }
 
-export function renderRead(r: ReadResult): string {
+export function renderRead(unsafe: ReadResult): string {
+	const r = terminalSafeDeep(unsafe);
 	const e = r.event;
 	const out: string[] = [];
 	out.push(`session ${r.session.sessionId}${r.session.name ? ` "${r.session.name}"` : ""}  ${r.session.cwd ?? "?"}`);

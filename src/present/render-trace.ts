@@ -2,8 +2,10 @@
 import type { TraceResult } from "../query/trace.ts";
 import { nodeLine } from "./render-read.ts";
 import type { Style } from "./render.ts";
+import { terminalSafeDeep } from "./terminal.ts";
 
-export function renderTrace(t: TraceResult, style: Style): string {
+export function renderTrace(unsafe: TraceResult, style: Style): string {
+	const t = terminalSafeDeep(unsafe);
 	const bold = (s: string) => (style.color ? `\x1b[1m${s}\x1b[0m` : s);
 	const out: string[] = [];
 	out.push(`session ${t.session.sessionId}${t.session.name ? ` "${t.session.name}"` : ""}  ${t.session.cwd ?? "?"}  (materialized leaf ${t.session.leafEntryId ?? "none"})`);

@@ -5,6 +5,7 @@
 import type { Freshness } from "../sync/freshness.ts";
 import type { Hit, SearchCoverage } from "../query/search.ts";
 import type { Highlight } from "../query/snippet.ts";
+import { terminalSafe, terminalSafeDeep } from "./terminal.ts";
 
 export interface Style {
 	color: boolean;
@@ -50,8 +51,9 @@ export interface HitStyle extends Style {
 
 const NAME_CHARS = 48;
 
-export function renderHits(hits: Hit[], style: HitStyle): string {
+export function renderHits(unsafeHits: Hit[], style: HitStyle): string {
 	const out: string[] = [];
+	const hits = terminalSafeDeep(unsafeHits);
 	hits.forEach((h, i) => {
 		const when = h.timestamp ? h.timestamp.replace("T", " ").slice(0, 16) : "no time";
 		const flags = [h.derived ? "derived: a pi-events echo" : null, h.isError ? "error" : null, h.branchState !== "selected" ? h.branchState : null, h.selectionState !== "direct" ? h.selectionState : null]
@@ -89,5 +91,5 @@ export function freshnessLine(f: Freshness, coverage?: SearchCoverage): string {
 	}
 	if (coverage && coverage.ignoredTerms.length > 0) parts.push(`ignored: ${coverage.ignoredTerms.map((t) => JSON.stringify(t)).join(" ")}`);
 	for (const p of f.problems) parts.push(p);
-	return parts.join("; ");
+	return terminalSafe(parts.join("; "));
 }

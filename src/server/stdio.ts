@@ -15,6 +15,8 @@ import { forScope, observe, type RawFreshness } from "../sync/freshness.ts";
 import { decodeLine, frameLines } from "../source/jsonl.ts";
 import { toJsonSchema } from "./json-schema.ts";
 import { boundText, findTool, parseArgs, TOOLS } from "./tools.ts";
+import { toJson } from "../present/json.ts";
+import { terminalSafe } from "../present/terminal.ts";
 
 export const LEGACY_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 export const MODERN_VERSIONS = ["2026-07-28"];
@@ -184,7 +186,7 @@ export class StdioServer {
 		} catch (err) {
 			if (!isPiEventsError(err)) this.opts.log(`pi-events serve: ${tool.name} failed: ${err instanceof Error ? err.stack : String(err)}`);
 			const message = isPiEventsError(err) ? err.message : publicMessage(err);
-			return { content: [{ type: "text", text: `${tool.name} failed: ${message} [${errorCode(err)}]` }], isError: true };
+			return { content: [{ type: "text", text: `${tool.name} failed: ${terminalSafe(message)} [${errorCode(err)}]` }], isError: true };
 		}
 	}
 
@@ -238,11 +240,11 @@ export class StdioServer {
 	}
 
 	private result(id: Id, result: unknown): void {
-		this.opts.write(JSON.stringify({ jsonrpc: "2.0", id, result }));
+		this.opts.write(toJson({ jsonrpc: "2.0", id, result }));
 	}
 
 	private error(id: Id | null, code: number, message: string, data?: unknown): void {
-		this.opts.write(JSON.stringify({ jsonrpc: "2.0", id, error: { code, message, ...(data === undefined ? {} : { data }) } }));
+		this.opts.write(toJson({ jsonrpc: "2.0", id, error: { code, message, ...(data === undefined ? {} : { data }) } }));
 	}
 }
 

@@ -329,3 +329,124 @@ describe("a read-only index answers searches", () => {
 		}
 	}, 60_000);
 });
+
+// ---------------------------------------------------------------------------------------------
+// Items 4 and 6: terminal escapes never reach a text rendering; JSON is well-formed UTF-8
+// ---------------------------------------------------------------------------------------------
+
+describe("escape sequences and lone surrogates in session text", () => {
+	let layout: AgentLayout;
+	let W: string;
+	const HOSTILE = "escword \u001b]0;pwned title\u0007 clear\u001b[2J red\u001b[31m csi\u009b31m bell\u0007 cr\rback lone\ud800high \udc00low";
+	const SID = "esc-1";
+	let indexRun: Awaited<ReturnType<typeof bin_>>;
+
+	beforeAll(async () => {
+		layout = makeAgentLayout();
+		W = join(realpathSync(layout.root), "work", "esc\u001b[7m");
+		mkdirSync(W, { recursive: true });
+		sessionFile(layout, W, SID, [
+			header(SID, W),
+			{ type: "session_info", id: "n1", parentId: null, timestamp: "2026-10-01T10:00:01.000Z", name: `name \u001b]0;x\u0007 escword` },
+			userText("u1", "n1", HOSTILE),
+			bashCall("a1", "u1", "call-1"),
+			toolResult("r1", "a1", "call-1", `output ${HOSTILE}`),
+		]);
+		// A file pi would not write, named with an escape sequence: its problem is reported on stderr.
+		writeFileSync(join(layout.sessionsDir, "evil\u001b]0;pwned\u0007.jsonl"), "not json\n");
+		indexRun = await bin_(layout, ["index"]);
+		expect(indexRun.exitCode).toBe(0);
+	}, 60_000);
+
+	/** No C0 control but newline and tab, no DEL, no C1 control, and valid UTF-8. */
+	function expectTerminalSafe(text: string, label: string): void {
+		const bad = [...text].filter((c) => /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(c)).map((c) => c.codePointAt(0)!.toString(16));
+		expect({ label, bad }).toEqual({ label, bad: [] });
+	}
+
+	/** Well-formed UTF-8 bytes, no lone-surrogate escapes, no raw controls, and parseable. */
+	function expectWellFormedJson(bytes: Uint8Array, label: string, framed = false): unknown[] {
+		const text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+		const lone = text.match(/(?<!\\)(?:\\\\)*\\u[dD][89a-fA-F][0-9a-fA-F]{2}/g) ?? [];
+		expect({ label, lone }).toEqual({ label, lone: [] });
+		expectTerminalSafe(text, label);
+		if (!framed) return [JSON.parse(text)];
+		return text
+			.split("\n")
+			.filter((l) => l.trim().length > 0 && (l.startsWith("{") || l.startsWith("[")))
+			.map((l) => JSON.parse(l));
+	}
+
+	const cli = async (args: string[]) => {
+		const proc = Bun.spawn([bin, ...args], { env: isolatedEnv(layout), cwd: W, stdout: "pipe", stderr: "pipe" });
+		const [out, err] = await Promise.all([new Response(proc.stdout).arrayBuffer(), new Response(proc.stderr).text()]);
+		await proc.exited;
+		return { code: proc.exitCode, out: new Uint8Array(out), err };
+	};
+
+	test("CLI text: index, search, read, trace, status print no control character", async () => {
+		expectTerminalSafe(indexRun.stdout + indexRun.stderr, "index");
+		for (const args of [["search", "escword"], ["search", "escword", "--paths"], ["read", SID, "u1"], ["read", SID, "r1"], ["trace", SID, "u1"], ["status"]]) {
+			const run = await cli([...args, "--no-sync"].filter((a) => !(a === "--no-sync" && args[0] === "status")));
+			expect({ args, code: run.code }).toEqual({ args, code: 0 });
+			const text = new TextDecoder().decode(run.out);
+			expectTerminalSafe(text, args.join(" "));
+			expectTerminalSafe(run.err, `${args.join(" ")} (stderr)`);
+			if (args[0] !== "status") expect(text).toContain("\u241b]0;"); // ESC shown as ␛, not dropped
+		}
+	}, 60_000);
+
+	test("CLI JSON keeps the exact text, escaped, as well-formed UTF-8", async () => {
+		const search = await cli(["search", "escword", "--json", "--no-sync"]);
+		const [parsed] = expectWellFormedJson(search.out, "search --json") as { hits: { entryId: string; snippet: string }[] }[];
+		const u1 = parsed!.hits.find((h) => h.entryId === "u1")!;
+		expect(u1.snippet).toContain("\u001b]0;pwned title\u0007");
+		expect(u1.snippet).toContain("\u009b31m");
+		expect(u1.snippet).toContain("lone\ufffdhigh");
+		const read = await cli(["read", SID, "u1", "--json", "--no-sync"]);
+		const [event] = expectWellFormedJson(read.out, "read --json") as { content: { text: string }[] }[];
+		expect(event!.content[0]!.text).toBe(HOSTILE.replace("\ud800", "\ufffd").replace("\udc00", "\ufffd"));
+		expectWellFormedJson((await cli(["trace", SID, "u1", "--json", "--no-sync"])).out, "trace --json");
+	}, 60_000);
+
+	test("MCP frames are well-formed; tool text has no control character", async () => {
+		const proc = Bun.spawn([bin, "serve", "--stdio"], { env: isolatedEnv(layout), cwd: W, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+		const frames = [
+			{ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "t", version: "0" } } },
+			{ jsonrpc: "2.0", method: "notifications/initialized" },
+			{ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "event_search", arguments: { query: "escword" } } },
+			{ jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "event_read", arguments: { sessionId: SID, entryId: "r1" } } },
+			{ jsonrpc: "2.0", id: 4, method: "tools/call", params: { name: "event_trace", arguments: { sessionId: SID, entryId: "u1" } } },
+			{ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "event_read", arguments: { sessionId: "x\u001b]0;t\u0007\u009b", entryId: "y" } } },
+		];
+		const sink = proc.stdin as import("bun").FileSink;
+		for (const f of frames) sink.write(`${JSON.stringify(f)}\n`);
+		// Wait for the four answers before closing stdin.
+		const chunks: Uint8Array[] = [];
+		let seen = "";
+		const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+		const deadline = Date.now() + 20_000;
+		while ((seen.match(/"id":[2-5][,}]/g) ?? []).length < 4 && Date.now() < deadline) {
+			const { value, done } = await reader.read();
+			if (done) break;
+			chunks.push(value);
+			seen += new TextDecoder().decode(value);
+		}
+		sink.end();
+		proc.kill();
+		const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+		let at = 0;
+		for (const c of chunks) {
+			bytes.set(c, at);
+			at += c.length;
+		}
+		const parsed = expectWellFormedJson(bytes, "MCP frames", true) as { id: number; result?: { content: { text: string }[]; structuredContent?: any } }[];
+		const byId = new Map(parsed.map((f) => [f.id, f]));
+		for (const id of [2, 3, 4, 5]) {
+			const text = byId.get(id)!.result!.content[0]!.text;
+			expectTerminalSafe(text, `tool text ${id}`);
+		}
+		expect(byId.get(2)!.result!.content[0]!.text).toContain("\u241b]0;pwned title\u2407");
+		expect(JSON.stringify(byId.get(2)!.result!.structuredContent)).toContain("\\u001b]0;pwned title\\u0007");
+	}, 60_000);
+});

@@ -2,19 +2,23 @@
 /**
  * The pi-events benchmark: one run, one table.
  *
- *   bun run bench [--size 200MB|1GB] [--corpus DIR] [--runs N] [--out FILE]
+ *   bun run bench [--size 200MB|1GB|5GB] [--corpus DIR] [--runs N] [--proc-runs N] [--no-drop-caches] [--out FILE]
+ *   bun run bench --compare 1GB,5GB      (the side-by-side table of saved runs, for the README)
  *
  * Generates (or reuses) a seeded corpus with bench/corpus.ts, builds dist/pi-events, then measures
- * cold index, no-op sync, one-entry appends, search latency in-process and as whole processes,
- * the same searches with ripgrep over the raw files, and tools/call round trips through
- * `serve --stdio`. Everything lives under bench/out/ (gitignored) or the given corpus dir.
+ * cold index, no-op sync and `index`, one-entry appends, process start, every search class
+ * in-process (p50/p95/p99), in a fresh process (the first query of a process, and the first
+ * after the OS page cache was dropped), as a whole process, and `rg -l -i -F` over the same
+ * files, plus tools/call round trips through `serve --stdio`. Whole-process medians come from
+ * hyperfine when it is installed. Corpora, indexes and results live in $PI_EVENTS_BENCH_DIR
+ * (default bench/out/, gitignored): keep corpora outside the repo to reuse them across checkouts.
  */
-import { appendFileSync, closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
+import { appendFileSync, closeSync, existsSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join, resolve } from "node:path";
 import { syncIndex } from "../src/sync/sync.ts";
-import { search } from "../src/query/search.ts";
 import type { SearchFilters } from "../src/query/search.ts";
+import { search } from "../src/query/search.ts";
 import { openIndex } from "../src/store/db.ts";
 
 const argv = process.argv.slice(2);
@@ -22,12 +26,66 @@ const opt = (name: string, fallback: string) => {
 	const i = argv.indexOf(`--${name}`);
 	return i >= 0 && argv[i + 1] ? argv[i + 1]! : fallback;
 };
-const size = opt("size", "200MB");
+const flag = (name: string) => argv.includes(`--${name}`);
 const root = resolve(import.meta.dir, "..");
-const corpus = resolve(opt("corpus", join(root, "bench", "out", `corpus-${size}`)));
-const runs = Number(opt("runs", "50"));
-const work = join(root, "bench", "out", `work-${size}`);
+const dataDir = resolve(process.env.PI_EVENTS_BENCH_DIR ?? join(root, "bench", "out"));
+
+/** One measured figure: `text` is what the table shows, `value` what comparisons use. */
+interface Measure {
+	id: string;
+	label: string;
+	value: number | null;
+	text: string;
+	target?: string;
+}
+
+interface ClassResult {
+	name: string;
+	query: string;
+	hits: number;
+	matches: string;
+	p50: number;
+	p95: number;
+	p99: number;
+	/** elapsedMs of the query in a fresh process (SQLite's cache empty, the OS cache warm), median. */
+	fresh: number;
+	/** elapsedMs of the first query after the OS page cache was dropped (null: not permitted). */
+	cold: number | null;
+	/** Whole `pi-events search` process, median. */
+	proc: number;
+	rg: number;
+}
+
+interface Results {
+	size: string;
+	machine: string;
+	date: string;
+	conditions: string;
+	measures: Measure[];
+	classes: ClassResult[];
+}
+
+const ms = (v: number) => (v < 10 ? v.toFixed(2) : v.toFixed(1));
+const fmtInt = (n: number) => n.toLocaleString("en-US");
+
+if (argv.includes("--compare")) {
+	const sizes = opt("compare", "1GB,5GB").split(",");
+	const runs = sizes.map((s) => JSON.parse(readFileSync(join(dataDir, `results-${s}.json`), "utf8")) as Results);
+	console.log(compareTable(runs));
+	process.exit(0);
+}
+
+const size = opt("size", "200MB");
+const corpus = resolve(opt("corpus", join(dataDir, `corpus-${size}`)));
+const runs = Number(opt("runs", "100"));
+const procRuns = Number(opt("proc-runs", "11"));
+const work = join(dataDir, `work-${size}`);
 const bin = join(root, "dist", "pi-events");
+const hyperfine = Bun.which("hyperfine");
+const gnuTime = existsSync("/usr/bin/time") ? "/usr/bin/time" : null;
+const dropCaches = !flag("no-drop-caches") && canDropCaches();
+/** Development only: keep the index of the previous run (no cold-index figures). */
+const reuseIndex = flag("reuse-index");
 
 interface Manifest {
 	totalBytes: number;
@@ -50,48 +108,117 @@ function quantile(values: number[], q: number): number {
 	const sorted = [...values].sort((a, b) => a - b);
 	return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 }
-const ms = (v: number) => (v < 10 ? v.toFixed(2) : v.toFixed(1));
+const median = (values: number[]) => quantile(values, 0.5);
+
+function canDropCaches(): boolean {
+	try {
+		writeFileSync("/proc/sys/vm/drop_caches", "1");
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+/** Write dirty pages, then drop the page cache: the next read of any file comes from the disk. */
+function dropPageCache(): void {
+	sh(["sync"]);
+	writeFileSync("/proc/sys/vm/drop_caches", "3");
+}
+
+const shellQuote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * Median wall time (ms) of whole processes, each command run `n` times after one warm-up:
+ * hyperfine without a shell when installed, else spawnSync timing (which adds the spawn cost).
+ */
+function wholeProcess(commands: string[][], n: number, env: Record<string, string>): number[] {
+	if (hyperfine) {
+		const dir = mkdtempSync(join(tmpdir(), "pi-events-bench-"));
+		const out = join(dir, "hf.json");
+		sh([hyperfine, "-N", "--warmup", "1", "--runs", String(n), "-i", "--export-json", out, ...commands.map((c) => c.map(shellQuote).join(" "))], {
+			env,
+		});
+		const json = JSON.parse(readFileSync(out, "utf8")) as { results: { median: number }[] };
+		rmSync(dir, { recursive: true, force: true });
+		return json.results.map((r) => r.median * 1000);
+	}
+	return commands.map((cmd) => {
+		sh(cmd, { env, quiet: true });
+		const times: number[] = [];
+		for (let i = 0; i < n; i++) {
+			const t = performance.now();
+			sh(cmd, { env, quiet: true });
+			times.push(performance.now() - t);
+		}
+		return median(times);
+	});
+}
 
 // 1. Corpus and binary.
+mkdirSync(dataDir, { recursive: true });
 if (!existsSync(join(corpus, "manifest.json"))) {
 	console.error(`generating ${size} corpus in ${corpus} …`);
 	sh([process.execPath, join(root, "bench", "corpus.ts"), "--out", corpus, "--size", size]);
 }
 const manifest = JSON.parse(readFileSync(join(corpus, "manifest.json"), "utf8")) as Manifest;
 sh([process.execPath, join(root, "build.ts")]);
-rmSync(work, { recursive: true, force: true });
+if (!reuseIndex) rmSync(work, { recursive: true, force: true });
 mkdirSync(work, { recursive: true });
 const sessionsDir = join(corpus, "sessions");
 const indexPath = join(work, "index.db");
 const env = { HOME: join(work, "home"), PI_CODING_AGENT_DIR: join(work, "agent"), XDG_CACHE_HOME: join(work, "cache"), NO_COLOR: "1" };
+const benchStarted = performance.now();
+const loadAtStart = loadavg()[0]!;
 
-// The append tests change two sessions: work on copies so the corpus stays pristine for rg and reruns.
-const rows: [string, string][] = [];
-const add = (what: string, value: string) => {
-	rows.push([what, value]);
-	console.error(`${what}: ${value}`);
+const measures: Measure[] = [];
+const add = (m: Measure) => {
+	measures.push(m);
+	console.error(`${m.label}: ${m.text}`);
 };
 
-// 2. Cold index, as a whole process (peak RSS from the kernel).
-{
+// 2. Cold index, as a whole process (peak RSS and CPU time from GNU time when installed).
+if (!reuseIndex) {
+	const rssFile = join(work, "time.txt");
+	const command = [bin, "index", "--json", "--index", indexPath, "--sessions-dir", sessionsDir];
 	const started = performance.now();
-	const p = Bun.spawnSync([bin, "index", "--json", "--index", indexPath, "--sessions-dir", sessionsDir], { env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+	const p = Bun.spawnSync(gnuTime ? [gnuTime, "-f", "%M %U %S", "-o", rssFile, ...command] : command, {
+		env: { ...process.env, ...env },
+		stdout: "pipe",
+		stderr: "pipe",
+	});
 	const seconds = (performance.now() - started) / 1000;
 	if (p.exitCode !== 0) throw new Error(`index failed: ${p.stderr.toString()}`);
 	const report = JSON.parse(p.stdout.toString()) as { eventsAdded: number; bytesRead: number };
-	// resourceUsage().maxRSS is in bytes.
-	const rssMb = (p.resourceUsage?.maxRSS ?? 0) / 1024 / 1024;
+	const [rssKb, user, sys] = gnuTime ? readFileSync(rssFile, "utf8").trim().split(/\s+/).map(Number) : [(p.resourceUsage?.maxRSS ?? 0) / 1024, 0, 0];
 	const dbBytes = statSync(indexPath).size + (existsSync(`${indexPath}-wal`) ? statSync(`${indexPath}-wal`).size : 0);
-	add("corpus", `${(manifest.totalBytes / 1e6).toFixed(0)} MB, ${manifest.files} sessions, ${manifest.entries.toLocaleString("en-US")} entries`);
-	add("cold index", `${seconds.toFixed(1)} s, ${(manifest.totalBytes / 1e6 / seconds).toFixed(1)} MB/s, ${Math.round(report.eventsAdded / seconds).toLocaleString("en-US")} entries/s`);
-	add("cold index peak RSS", `${rssMb.toFixed(0)} MB`);
-	add("index size", `${(dbBytes / 1e6).toFixed(0)} MB (${((dbBytes / manifest.totalBytes) * 100).toFixed(0)}% of source)`);
+	const mbps = manifest.totalBytes / 1e6 / seconds;
+	add({
+		id: "corpus",
+		label: "corpus",
+		value: manifest.totalBytes,
+		text: `${fmtInt(Math.round(manifest.totalBytes / 1e6))} MB, ${fmtInt(manifest.files)} sessions, ${fmtInt(manifest.entries)} entries`,
+	});
+	add({
+		id: "cold-index",
+		label: "cold index",
+		value: mbps,
+		text: `${seconds.toFixed(1)} s, **${mbps.toFixed(1)} MB/s**, ${fmtInt(Math.round(report.eventsAdded / seconds))} entries/s${gnuTime ? ` (CPU ${((user! + sys!) / seconds).toFixed(2)} cores)` : ""}`,
+		target: "≥ 35 MB/s",
+	});
+	add({ id: "cold-rss", label: "cold index peak RSS", value: rssKb! / 1024, text: `**${(rssKb! / 1024).toFixed(0)} MB**`, target: "< 300 MB" });
+	add({
+		id: "index-size",
+		label: "index size",
+		value: dbBytes / manifest.totalBytes,
+		text: `${fmtInt(Math.round(dbBytes / 1e6))} MB (**${((dbBytes / manifest.totalBytes) * 100).toFixed(0)}%** of source)`,
+		target: "≤ 50%",
+	});
 }
 
 const db = openIndex(indexPath);
 const sourceDirs = [{ path: sessionsDir, origin: "flag" as const }];
 
-// 3. No-op sync, in process.
+// 3. No-op sync, in process and as `pi-events index`; process start.
 {
 	const times: number[] = [];
 	for (let i = 0; i < 20; i++) {
@@ -99,15 +226,25 @@ const sourceDirs = [{ path: sessionsDir, origin: "flag" as const }];
 		syncIndex(db, { sourceDirs });
 		times.push(performance.now() - t);
 	}
-	add("no-op sync (in-process, median)", `${ms(quantile(times, 0.5))} ms`);
+	add({ id: "noop-sync", label: "no-op sync (in-process, median)", value: median(times), text: `${ms(median(times))} ms` });
+	const [start, noop] = wholeProcess(
+		[
+			[bin, "--version"],
+			[bin, "index", "--index", indexPath, "--sessions-dir", sessionsDir],
+		],
+		procRuns,
+		env,
+	);
+	add({ id: "start", label: "process start (`pi-events --version`, median)", value: start!, text: `**${ms(start!)} ms**` });
+	add({ id: "noop-index", label: "no-op `pi-events index` (whole process, median)", value: noop!, text: `**${ms(noop!)} ms**`, target: "< 30 ms" });
 }
 
-// 4. One appended entry, to the largest session and to a ~50 KB one.
+// 4. One appended entry, to the largest session and to a ~50 KB one (the corpus is restored after).
 function appendTimes(relPath: string): number[] {
 	const path = join(corpus, relPath);
 	const lines = readFileSync(path, "utf8").trimEnd().split("\n");
 	const last = JSON.parse(lines[lines.length - 1]!) as { id: string };
-	const original = statSync(path).size;
+	const original = statSync(path);
 	const times: number[] = [];
 	let parent = last.id;
 	try {
@@ -130,7 +267,7 @@ function appendTimes(relPath: string): number[] {
 	} finally {
 		// Restore the corpus byte for byte (truncate back), then let the index follow.
 		const fd = openSync(path, "r+");
-		ftruncateSync(fd, original);
+		ftruncateSync(fd, original.size);
 		closeSync(fd);
 		syncIndex(db, { sourceDirs });
 	}
@@ -139,25 +276,81 @@ function appendTimes(relPath: string): number[] {
 {
 	const big = appendTimes(manifest.largestSession.path);
 	const small = appendTimes(manifest.smallSession.path);
-	add(`append 1 entry, ${(manifest.largestSession.bytes / 1e6).toFixed(0)} MB session (median)`, `${ms(quantile(big, 0.5))} ms`);
-	add(`append 1 entry, ${(manifest.smallSession.bytes / 1e3).toFixed(0)} KB session (median)`, `${ms(quantile(small, 0.5))} ms`);
+	add({
+		id: "append-big",
+		label: "sync after appending 1 entry to the largest session (median)",
+		value: median(big),
+		text: `${ms(median(big))} ms (${(manifest.largestSession.bytes / 1e6).toFixed(0)} MB session)`,
+	});
+	add({
+		id: "append-small",
+		label: "sync after appending 1 entry to a small session (median)",
+		value: median(small),
+		text: `${ms(median(small))} ms (${(manifest.smallSession.bytes / 1e3).toFixed(0)} KB session)`,
+	});
 }
 
-// 5. Searches.
+// 5. Freshness inside one search process: `freshness.syncMs` without and with a sync.
+interface CliAnswer {
+	hits: unknown[];
+	elapsedMs: number;
+	freshness: { syncMs: number };
+	coverage: { estimatedMatches: number; matchesExact: boolean };
+}
+function cliSearch(args: string[], sync = false): CliAnswer {
+	const p = sh([bin, "search", "--all", ...(sync ? [] : ["--no-sync"]), "--json", "--index", indexPath, "--sessions-dir", sessionsDir, ...args], { env, quiet: true });
+	return JSON.parse(p.stdout.toString()) as CliAnswer;
+}
 const planted = Object.entries(manifest.planted).sort((a, b) => a[1] - b[1]);
-const common = manifest.commonTerms[0] ?? "the";
-const phrase = Object.keys(manifest.phrases)[0] ?? "quantum marmalade pipeline";
-const queries: { name: string; query: string; rg: string; filters?: SearchFilters; cli?: string[] }[] = [
-	{ name: `rare (${planted[0]![1]} match)`, query: planted[0]![0], rg: planted[0]![0] },
-	{ name: `medium (${planted[2]![1]} matches)`, query: planted[2]![0], rg: planted[2]![0] },
-	{ name: `common (${planted[4]![1]} matches)`, query: planted[4]![0], rg: planted[4]![0] },
-	{ name: `very common ("${common}")`, query: common, rg: common },
-	{ name: "phrase", query: `"${phrase}"`, rg: phrase },
-	{ name: "filtered (common + kind + since)", query: planted[3]![0], rg: planted[3]![0], filters: { kinds: ["tool.result", "user.text"], sinceMs: Date.UTC(2026, 0, 1) }, cli: ["--kind", "tool.result,user.text", "--since", "2026-01-01"] },
+const rareTerm = planted[0]![0];
+{
+	const noSync: number[] = [];
+	const withSync: number[] = [];
+	for (let i = 0; i < procRuns; i++) {
+		noSync.push(cliSearch([rareTerm]).freshness.syncMs);
+		withSync.push(cliSearch([rareTerm], true).freshness.syncMs);
+	}
+	add({ id: "fresh-nosync", label: "freshness check inside one search (`freshness.syncMs`, `--no-sync`, median)", value: median(noSync), text: `${ms(median(noSync))} ms` });
+	add({ id: "fresh-sync", label: "freshness check with the sync a search runs (`freshness.syncMs`, median)", value: median(withSync), text: `${ms(median(withSync))} ms` });
+	const [rareWithSync] = wholeProcess([[bin, "search", "--all", "--json", "--index", indexPath, "--sessions-dir", sessionsDir, rareTerm]], procRuns, env);
+	add({ id: "proc-sync", label: "whole `pi-events search` process with its sync (rare term, median)", value: rareWithSync!, text: `${ms(rareWithSync!)} ms` });
+}
+
+// 6. Searches, class by class.
+const [common1, common2] = [manifest.commonTerms[0] ?? "the", manifest.commonTerms[1] ?? "error"];
+const plantedPhrase = Object.keys(manifest.phrases)[0] ?? "quantum marmalade pipeline";
+const classes: { name: string; query: string; rg: string; filters?: SearchFilters; cli?: string[] }[] = [
+	{ name: "rare", query: rareTerm, rg: rareTerm },
+	{ name: "medium", query: planted[2]![0], rg: planted[2]![0] },
+	{ name: "1,000 matches", query: planted[3]![0], rg: planted[3]![0] },
+	{ name: "10,000 matches", query: planted[4]![0], rg: planted[4]![0] },
+	{ name: `very common word (\`${common1}\`)`, query: common1, rg: common1 },
+	{ name: `two very common words (\`${common1} ${common2}\`)`, query: `${common1} ${common2}`, rg: common1 },
+	{ name: `phrase of common words (\`"${common1} ${common2}"\`)`, query: `"${common1} ${common2}"`, rg: `${common1} ${common2}` },
+	{ name: `planted phrase (\`"${plantedPhrase}"\`)`, query: `"${plantedPhrase}"`, rg: plantedPhrase },
+	{
+		name: "filtered (1,000 matches, `--kind`, `--since`)",
+		query: planted[3]![0],
+		rg: planted[3]![0],
+		filters: { kinds: ["tool.result", "user.text"], sinceMs: Date.UTC(2026, 0, 1) },
+		cli: ["--kind", "tool.result,user.text", "--since", "2026-01-01"],
+	},
 ];
 const scope = { roots: null, current: null };
-const table: string[][] = [];
-for (const q of queries) {
+const classResults: ClassResult[] = [];
+for (const q of classes) {
+	const cliArgs = [...(q.cli ?? []), q.query];
+	let cold: number | null = null;
+	if (dropCaches) {
+		dropPageCache();
+		cold = cliSearch(cliArgs).elapsedMs;
+	}
+	const fresh: number[] = [];
+	let answer: CliAnswer | null = null;
+	for (let i = 0; i < 5; i++) {
+		answer = cliSearch(cliArgs);
+		fresh.push(answer.elapsedMs);
+	}
 	const inproc: number[] = [];
 	let hits = 0;
 	for (let i = 0; i < runs; i++) {
@@ -165,35 +358,36 @@ for (const q of queries) {
 		hits = search(db, { query: q.query, filters: q.filters ?? {}, limit: 10, scope }).hits.length;
 		inproc.push(performance.now() - t);
 	}
-	const proc: number[] = [];
-	for (let i = 0; i < 11; i++) {
-		const t = performance.now();
-		sh([bin, "search", "--all", "--no-sync", "--json", "--index", indexPath, ...(q.cli ?? []), q.query], { env, quiet: true });
-		proc.push(performance.now() - t);
-	}
-	const rgTimes: number[] = [];
-	for (let i = 0; i < 5; i++) {
-		const t = performance.now();
-		sh(["rg", "--fixed-strings", "--ignore-case", "--files-with-matches", q.rg, sessionsDir], { quiet: true });
-		rgTimes.push(performance.now() - t);
-	}
-	const p50 = quantile(proc, 0.5);
-	const rg50 = quantile(rgTimes, 0.5);
-	table.push([
-		q.name,
-		String(hits),
-		ms(quantile(inproc, 0.5)),
-		ms(quantile(inproc, 0.95)),
-		ms(quantile(inproc, 0.99)),
-		ms(p50),
-		ms(rg50),
-		`${(rg50 / p50).toFixed(1)}×`,
-	]);
-	console.error(`search ${q.name}: p50 ${ms(quantile(inproc, 0.5))} ms, process ${ms(p50)} ms, rg ${ms(rg50)} ms`);
+	const [proc, rg] = wholeProcess(
+		[
+			[bin, "search", "--all", "--no-sync", "--json", "--index", indexPath, ...cliArgs],
+			["rg", "--fixed-strings", "--ignore-case", "--files-with-matches", q.rg, sessionsDir],
+		],
+		procRuns,
+		env,
+	);
+	const c = answer!.coverage;
+	const result: ClassResult = {
+		name: q.name,
+		query: q.query,
+		hits,
+		matches: c.matchesExact ? fmtInt(c.estimatedMatches) : `> ${fmtInt(c.estimatedMatches - 1)}`,
+		p50: quantile(inproc, 0.5),
+		p95: quantile(inproc, 0.95),
+		p99: quantile(inproc, 0.99),
+		fresh: median(fresh),
+		cold,
+		proc: proc!,
+		rg: rg!,
+	};
+	classResults.push(result);
+	console.error(
+		`search ${q.name}: p50 ${ms(result.p50)} p99 ${ms(result.p99)} fresh ${ms(result.fresh)}${cold === null ? "" : ` cold ${ms(cold)}`} ms, process ${ms(result.proc)} ms, rg ${ms(result.rg)} ms`,
+	);
 }
 db.close();
 
-// 6. tools/call round trips through serve --stdio.
+// 7. tools/call round trips through serve --stdio.
 async function toolsCall(): Promise<number[]> {
 	const proc = Bun.spawn([bin, "serve", "--stdio", "--index", indexPath, "--sessions-dir", sessionsDir, "--root", "/"], {
 		env: { ...process.env, ...env },
@@ -233,21 +427,88 @@ async function toolsCall(): Promise<number[]> {
 	await proc.exited;
 	return times.slice(10);
 }
-const rt = await toolsCall();
+{
+	const rt = await toolsCall();
+	add({
+		id: "tools-call",
+		label: "`tools/call` round trip through `serve --stdio` (event_search, median / p95)",
+		value: median(rt),
+		text: `${ms(median(rt))} ms / ${ms(quantile(rt, 0.95))} ms`,
+	});
+}
 
-// 7. The table.
-const machine = `${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, bun ${Bun.version}`;
-// One table: every measure is a row; search rows fill the latency columns.
-const lines = [
-	`### ${size} corpus (${machine})`,
-	"",
-	"| measure | result | p95 | p99 | `pi-events search` process, p50 | `rg` over the files, p50 | rg ÷ pi-events |",
-	"|---|---|---|---|---|---|---|",
-	...rows.map(([a, b]) => `| ${a} | ${b} | | | | | |`),
-	`| tools/call round trip (event_search) | ${ms(quantile(rt, 0.5))} ms | ${ms(quantile(rt, 0.95))} ms | | | | |`,
-	...table.map(([name, hits, p50, p95, p99, proc, rg, ratio]) => `| search ${name}, ${hits} hits, in-process | ${p50} ms | ${p95} ms | ${p99} ms | ${proc} ms | ${rg} ms | ${ratio} |`),
-];
-const out = opt("out", join(root, "bench", "out", `results-${size}.md`));
-mkdirSync(join(root, "bench", "out"), { recursive: true });
-writeFileSync(out, `${lines.join("\n")}\n`);
-console.log(lines.join("\n"));
+// 8. The table.
+const machine = `${cpus().length} × ${cpus()[0]?.model.trim() ?? "cpu"}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, bun ${Bun.version}`;
+const minutes = (performance.now() - benchStarted) / 60_000;
+const results: Results = {
+	size,
+	machine,
+	date: new Date().toISOString(),
+	conditions: `load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end; ${minutes.toFixed(1)} min; whole processes: ${hyperfine ? "hyperfine -N" : "spawnSync"}, ${procRuns} runs; in-process: ${runs} runs; page cache ${dropCaches ? "dropped before each class's first query" : "not dropped (no permission or --no-drop-caches)"}`,
+	measures,
+	classes: classResults,
+};
+const table = singleTable(results);
+const out = opt("out", join(dataDir, `results-${size}.md`));
+writeFileSync(out, `${table}\n`);
+writeFileSync(join(dataDir, `results-${size}.json`), `${JSON.stringify(results, null, 2)}\n`);
+console.log(table);
+
+function classHeader(): string[] {
+	return [
+		"| search class | matches | hits | in-process p50 | p95 | p99 | first query of a new process | first after dropping the page cache | whole process (`--all --no-sync --json`) | process − start | `rg -l -i -F` | rg ÷ pi-events |",
+		"|---|---|---|---|---|---|---|---|---|---|---|---|",
+	];
+}
+
+function singleTable(r: Results): string {
+	const start = r.measures.find((m) => m.id === "start")?.value ?? 0;
+	return [
+		`### ${r.size} corpus (${r.machine})`,
+		"",
+		r.conditions,
+		"",
+		"| measure | result | target |",
+		"|---|---|---|",
+		...r.measures.map((m) => `| ${m.label} | ${m.text} | ${m.target ?? ""} |`),
+		"",
+		...classHeader(),
+		...r.classes.map(
+			(c) =>
+				`| ${c.name} | ${c.matches} | ${c.hits} | ${ms(c.p50)} ms | ${ms(c.p95)} | ${ms(c.p99)} | ${ms(c.fresh)} ms | ${c.cold === null ? "–" : `${ms(c.cold)} ms`} | ${ms(c.proc)} ms | +${ms(c.proc - start)} | ${ms(c.rg)} ms | ${(c.rg / c.proc).toFixed(1)}× |`,
+		),
+	].join("\n");
+}
+
+/** One table, one column per corpus size: how each figure grows with history. */
+function compareTable(all: Results[]): string {
+	const head = `| measure | ${all.map((r) => r.size).join(" | ")} | target |`;
+	const rule = `|---|${all.map(() => "---|").join("")}---|`;
+	const ids = [...new Set(all.flatMap((r) => r.measures.map((m) => m.id)))];
+	const rows = ids.map((id) => {
+		const ms0 = all.map((r) => r.measures.find((m) => m.id === id));
+		const first = ms0.find(Boolean)!;
+		return `| ${first.label} | ${ms0.map((m) => m?.text ?? "–").join(" | ")} | ${first.target ?? ""} |`;
+	});
+	const names = [...new Set(all.flatMap((r) => r.classes.map((c) => c.name)))];
+	const cell = (f: (c: ClassResult, r: Results) => string) => (name: string) =>
+		all.map((r) => {
+			const c = r.classes.find((x) => x.name === name);
+			return c ? f(c, r) : "–";
+		});
+	const startOf = (r: Results) => r.measures.find((m) => m.id === "start")?.value ?? 0;
+	const classRows = names.flatMap((name) => [
+		`| **${name}**: matches | ${cell((c) => c.matches)(name).join(" | ")} | |`,
+		`| in-process p50 / p99 | ${cell((c) => `${ms(c.p50)} / ${ms(c.p99)} ms`)(name).join(" | ")} | p99 < 50 ms |`,
+		`| first query of a new process / after dropping the page cache | ${cell((c) => `${ms(c.fresh)} / ${c.cold === null ? "–" : ms(c.cold)} ms`)(name).join(" | ")} | |`,
+		`| whole process (process − start) / \`rg -l\` | ${cell((c, r) => `**${ms(c.proc)}** (+${ms(c.proc - startOf(r))}) / ${ms(c.rg)} ms = **${(c.rg / c.proc).toFixed(1)}×**`)(name).join(" | ")} | ≤ start + 10 ms, ≥ 10× |`,
+	]);
+	return [
+		head,
+		rule,
+		...rows,
+		...classRows,
+		"",
+		...all.map((r) => `${r.size}: ${r.machine}, ${r.date.slice(0, 16).replace("T", " ")} UTC; ${r.conditions}`),
+	].join("\n");
+}

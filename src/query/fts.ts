@@ -4,6 +4,7 @@
  * reach FTS5 as syntax, because every term is emitted as a quoted FTS5 string.
  */
 import { PiEventsError } from "../errors.ts";
+import { stem } from "../project/stem.ts";
 import { CJK_RUN, spaceChars, splitCamel } from "../project/text.ts";
 
 /** Longest accepted query, in characters (an agent may paste a whole log). */
@@ -17,8 +18,15 @@ export interface QueryTerm {
 	phrase: boolean;
 	/** Index tokens of the term (lowercased, diacritics removed), used for estimates and highlights. */
 	tokens: string[];
-	/** FTS5 alternatives, OR-ed: the literal form and split forms (camelCase parts, CJK characters). */
+	/** FTS5 alternatives, OR-ed: the literal form and split forms (camelCase parts, CJK characters), and the word's stem. */
 	alternatives: string[];
+	/** The English stem a plain word also matches by (project/stem.ts); null for phrases, code-shaped terms and with `exact`. */
+	stem: string | null;
+}
+
+export interface QueryOptions {
+	/** Words match as typed only: no other word forms. */
+	exact?: boolean;
 }
 
 export interface ParsedQuery {
@@ -29,7 +37,7 @@ export interface ParsedQuery {
 	ignored: string[];
 }
 
-export function parseQuery(input: string): ParsedQuery {
+export function parseQuery(input: string, options: QueryOptions = {}): ParsedQuery {
 	if (input.length > MAX_QUERY_CHARS) {
 		throw new PiEventsError("E_BAD_QUERY", `the query is ${input.length} characters long; the limit is ${MAX_QUERY_CHARS}`);
 	}
@@ -58,7 +66,14 @@ export function parseQuery(input: string): ParsedQuery {
 			ignored.push(r.text);
 			continue;
 		}
-		terms.push({ text: r.text, phrase: r.phrase, tokens, alternatives: alternativesOf(r.text) });
+		const alternatives = alternativesOf(r.text);
+		// A plain English word also matches its other forms: its stem is in the forms column of
+		// every fragment holding a form (`crashed`, `crashes`), or in the body when it is a word itself.
+		// Only words typed as words (lowercase or Capitalised): ECONNREFUSED or OOMKilled are codes, not inflected.
+		const word = !r.phrase && !options.exact && tokens.length === 1 && /^[A-Za-z][a-z]{2,}$/.test(r.text) ? tokens[0]! : null;
+		const wordStem = word === null ? null : stem(word);
+		if (wordStem !== null && wordStem !== word) alternatives.push(quote(wordStem));
+		terms.push({ text: r.text, phrase: r.phrase, tokens, alternatives, stem: wordStem });
 	}
 	if (terms.length === 0) {
 		throw new PiEventsError(

@@ -13,6 +13,7 @@ import { type Highlight, makeSnippet } from "./snippet.ts";
 import {
 	type CandidateRow,
 	countMatches,
+	eventsWithFailedCalls,
 	hydrate,
 	matchedPerEvent,
 	rankFragments,
@@ -23,8 +24,10 @@ import { invocationCutoff, sessionIdOfFile } from "../store/caller.ts";
 import { canonicalPath } from "../source/paths.ts";
 import { EventStore } from "../store/events.ts";
 import { isoTime } from "../project/projector.ts";
+import { ERROR_BOOST } from "../project/weights.ts";
 import { parseQuery } from "./fts.ts";
 import { fragmentTexts } from "./source-text.ts";
+import { proseShare, type SignalTerm, signalFactor, snippetTokens, textSignals } from "./relevance.ts";
 
 export const DEFAULT_LIMIT = 10;
 export const MAX_LIMIT = 100;
@@ -54,6 +57,8 @@ export interface SearchRequest {
 	sort?: SortOrder;
 	/** "session": one hit per session, its first event in the order, with otherMatchingEvents. */
 	groupBy?: "session";
+	/** Words match as typed only, no other word forms. */
+	exact?: boolean;
 }
 
 export interface Hit {
@@ -116,7 +121,7 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 	if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
 		throw new PiEventsError("E_USAGE", `limit must be an integer from 1 to ${MAX_LIMIT}`);
 	}
-	const parsed = parseQuery(request.query);
+	const parsed = parseQuery(request.query, { exact: request.exact });
 	const filters = resolveFilters(db, request);
 	// The scope is part of the MATCH expression: FTS5 only ever yields in-scope rows.
 	const match = scopedMatch(parsed.match, {
@@ -169,6 +174,9 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 		}
 	}
 
+	// Signals BM25 cannot see (conversational evidence, proximity), from the top candidates' source text.
+	const texts = sort === "relevance" ? rerank(db, ranked, parsed.terms) : new Map<number, string | null>();
+
 	// One candidate per event (its best fragment), or per session (its first event in the order).
 	const events = bestPerEvent(ranked);
 	const sessionsMatched = new Map<number, number>();
@@ -203,10 +211,9 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 		filters.kinds,
 		filters.excludeDerived,
 	);
-	const termTokens = parsed.terms.map((t) => t.tokens);
 	return {
 		hits: rows.map((row) => {
-			const hit = toHit(row, matched.get(row.event_key) ?? 1, fragmentText(row), termTokens);
+			const hit = toHit(row, matched.get(row.event_key) ?? 1, texts.has(row.frag_key) ? (texts.get(row.frag_key) ?? null) : fragmentText(row), parsed.terms);
 			if (grouped) hit.otherMatchingEvents = (sessionsMatched.get(row.session_key) ?? 1) - 1;
 			return hit;
 		}),
@@ -242,6 +249,41 @@ function firstPerSession(ordered: RankedRow[]): RankedRow[] {
 		seen.add(r.session_key);
 		return true;
 	});
+}
+
+/**
+ * How many top fragments get the text signals (query/relevance.ts). Each costs one verified
+ * read of its source line (about 20–50 µs), so this bounds the added latency.
+ */
+export const RERANK_CANDIDATES = 30;
+
+/**
+ * Multiply the top candidates' scores by their text signals and re-sort, in place. Returns the
+ * texts read (null: the source changed since indexing), keyed by fragment, for the snippets.
+ */
+function rerank(db: Database, ranked: RankedRow[], terms: readonly SignalTerm[]): Map<number, string | null> {
+	const texts = new Map<number, string | null>();
+	// The top candidates by BM25 × kind weight (in the recent window, by kind weight alone).
+	ranked.sort(byScore);
+	const top = ranked.slice(0, RERANK_CANDIDATES);
+	if (top.length === 0) return texts;
+	const rows = new Map(hydrate(db, top).map((r) => [r.frag_key, r]));
+	const prose = proseShare(terms);
+	// A call whose result failed is what went wrong, like the result itself (which carries the error boost).
+	const failedCalls = eventsWithFailedCalls(
+		db,
+		[...rows.values()].filter((r) => r.kind === "tool.call").map((r) => r.event_key),
+	);
+	for (const r of top) {
+		const row = rows.get(r.frag_key);
+		if (!row) continue;
+		const text = fragmentText(row);
+		texts.set(r.frag_key, text);
+		if (text !== null) r.score *= signalFactor(row.kind, textSignals(text, terms), terms.length, prose);
+		if (failedCalls.has(row.event_key)) r.score *= ERROR_BOOST;
+	}
+	ranked.sort(byScore);
+	return texts;
 }
 
 /**
@@ -332,8 +374,8 @@ function fragmentText(row: CandidateRow): string | null {
 
 const STALE_NOTICE = "[the source changed since it was indexed: run pi-events index]";
 
-function toHit(row: CandidateRow, matched: number, body: string | null, termTokens: string[][]): Hit {
-	const snippet = body === null ? { text: STALE_NOTICE, highlights: [] } : makeSnippet(body, termTokens);
+function toHit(row: CandidateRow, matched: number, body: string | null, terms: readonly SignalTerm[]): Hit {
+	const snippet = body === null ? { text: STALE_NOTICE, highlights: [] } : makeSnippet(body, snippetTokens(body, terms));
 	return {
 		sessionId: row.session_id,
 		entryId: row.entry_id,

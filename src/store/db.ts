@@ -10,7 +10,7 @@ import { GAP_TOKEN } from "../project/text.ts";
 import { ddlFor, type FullTextVariant, fullTextVariantFor } from "./sqlite-compat.ts";
 
 /** Bump on any change to the DDL below or to what the projector stores. */
-export const SCHEMA_VERSION = 12;
+export const SCHEMA_VERSION = 13;
 
 export const SCHEMA_DDL = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -99,9 +99,10 @@ CREATE INDEX fragments_by_session ON fragments(session_key);
 CREATE TABLE event_files (event_key INTEGER NOT NULL, path TEXT NOT NULL, recorded TEXT NOT NULL, op TEXT NOT NULL);
 CREATE INDEX event_files_by_path ON event_files(path);
 CREATE INDEX event_files_by_event ON event_files(event_key);
--- body: the fragment text; aux: camelCase parts and CJK characters; scope: hidden authorization tokens (auth/scope-tokens.ts).
+-- body: the fragment text; aux: camelCase parts and CJK characters; scope: hidden authorization tokens (auth/scope-tokens.ts);
+-- forms: the distinct English stems of its words that differ from the word (project/stem.ts), for word-form matching.
 CREATE VIRTUAL TABLE fts USING fts5(
-  body, aux, scope,
+  body, aux, scope, forms,
   content = '', contentless_delete = 1,
   tokenize = "unicode61 remove_diacritics 2 tokenchars '${GAP_TOKEN}'"
 );

@@ -7,8 +7,12 @@ import type { Database, SQLQueryBindings } from "bun:sqlite";
 import type { BranchState, SelectionState, SemanticKind } from "../model.ts";
 export { KIND_WEIGHTS } from "../project/weights.ts";
 
-/** BM25 column weights: the visible text counts fully, derived split tokens (aux) half, scope tokens not at all. */
-const BM25 = "bm25(fts, 1.0, 0.5, 0.0)";
+/**
+ * BM25 column weights: the visible text counts fully, derived split tokens (aux) half, scope
+ * tokens not at all, word forms (stems) half: a word as typed also matches its stem, so an exact
+ * form outscores a form-only match.
+ */
+const BM25 = "bm25(fts, 1.0, 0.5, 0.0, 0.5)";
 
 export interface SqlFilters {
 	/** Canonical roots (null: unscoped). */
@@ -244,6 +248,22 @@ export function matchedPerEvent(db: Database, match: string, eventKeys: number[]
 		.all(...several, ...(kinds ?? []), match) as { event_key: number; n: number }[];
 	for (const r of rows) result.set(r.event_key, r.n);
 	return result;
+}
+
+/**
+ * Of these events, the ones holding a tool call whose result failed (same session, by call id).
+ * Only candidates already in the caller's scope are asked about.
+ */
+export function eventsWithFailedCalls(db: Database, eventKeys: readonly number[]): Set<number> {
+	if (eventKeys.length === 0) return new Set();
+	const rows = db
+		.query(
+			`SELECT e.event_key FROM events e
+			 WHERE e.event_key IN (${eventKeys.map(() => "?").join(", ")}) AND e.call_ids IS NOT NULL
+			   AND EXISTS (SELECT 1 FROM json_each(e.call_ids) j JOIN events r ON r.session_key = e.session_key AND r.tool_call_id = j.value WHERE r.is_error = 1)`,
+		)
+		.all(...eventKeys) as { event_key: number }[];
+	return new Set(rows.map((r) => r.event_key));
 }
 
 /** Number of fragments matching the expression, counting at most `cap` (cheap: no ranking, no joins). */

@@ -8,6 +8,7 @@ import { isAbsolute, resolve } from "node:path";
 import type { TreeState } from "../model.ts";
 import type { ProjectedEvent } from "../project/projector.ts";
 import { derivedScopeColumn, scopeColumn } from "../auth/scope-tokens.ts";
+import { formsText } from "../project/stem.ts";
 import { auxTokens } from "../project/text.ts";
 import { fragmentWeight } from "../project/weights.ts";
 
@@ -109,7 +110,7 @@ export class IndexWriter {
 		this.insertFragment = db.prepare(
 			"INSERT INTO fragments (frag_key, event_key, session_key, fragment_id, kind, weight, full_length, bounded, derived) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 		);
-		this.insertFts = db.prepare("INSERT INTO fts (rowid, body, aux, scope) VALUES (?1, ?2, ?3, ?4)");
+		this.insertFts = db.prepare("INSERT INTO fts (rowid, body, aux, scope, forms) VALUES (?1, ?2, ?3, ?4, ?5)");
 		this.insertFile = db.prepare("INSERT INTO event_files (event_key, path, recorded, op) VALUES (?1, ?2, ?3, ?4)");
 	}
 
@@ -163,7 +164,8 @@ export class IndexWriter {
 				this.insertFragment.run(fragKey, eventKey, sessionKey, f.fragmentId, f.kind, fragmentWeight(f.kind, e.isError), f.fullLength, f.bounded ? 1 : 0, derived ? 1 : 0);
 				// The aux column carries the tool name and custom type too, so they match as words.
 				const extra = [e.toolName, e.customType].filter(Boolean).join(" ");
-				this.insertFts.run(fragKey, f.indexText, extra ? `${extra}\n${auxTokens(f.indexText)}` : auxTokens(f.indexText), derived ? derivedScope : scope);
+				const aux = auxTokens(f.indexText);
+				this.insertFts.run(fragKey, f.indexText, extra ? `${extra}\n${aux}` : aux, derived ? derivedScope : scope, formsText(aux ? `${f.indexText}\n${aux}` : f.indexText));
 				fragments++;
 			}
 			for (const file of e.files) {

@@ -1,0 +1,155 @@
+/**
+ * Ranking signals computed from a candidate fragment's text and kind (pure), applied to a bounded
+ * set of top candidates before fragments are coalesced into event hits. BM25 knows how often the
+ * query words occur, not where, nor who said them:
+ *
+ * - Conversational evidence: for a query of words a person would say, what people said (user and
+ *   assistant text, session names, and at half strength summaries) outranks tool output and
+ *   arguments that merely contain the words. Code-shaped queries (paths, flags, error codes,
+ *   identifiers) get little or none of it: commands and output are where code lives.
+ * - Proximity: the smallest window of words that holds every query term. All terms adjacent
+ *   multiplies the score by 1 + PROXIMITY; the bonus fades as the window widens.
+ *
+ * Repetition needs no extra rule: BM25's term-frequency saturation (k1 = 1.2) and length
+ * normalisation already flatten a log that prints the words forty times, and the conversational
+ * factor puts what a person said above it. An extra log-damping of repeated terms in output was
+ * measured and left out: it cost 2.7 points of Rank@1 on fixtures/eval and gained nothing on the
+ * hard relevance queries.
+ */
+import { stemCached } from "../project/stem.ts";
+import { splitCamel } from "../project/text.ts";
+import type { SemanticKind } from "../model.ts";
+import { foldText } from "./fts.ts";
+
+/** What the query contributes: per term its tokens (a code-shaped term has several) and, for a plain word, its stem. */
+export interface SignalTerm {
+	text: string;
+	phrase: boolean;
+	tokens: readonly string[];
+	stem: string | null;
+}
+
+/**
+ * Share of the query that is words a person says (lowercase letters only, or a capitalised word),
+ * as opposed to code-shaped text (paths, flags, error codes, identifiers, numbers), which lives
+ * in commands, calls and output as much as in conversation.
+ */
+export function proseShare(terms: readonly SignalTerm[]): number {
+	if (terms.length === 0) return 0;
+	const prose = terms.filter((t) => (t.phrase ? t.text.split(/\s+/) : [t.text]).every((w) => /^[A-Za-z][a-z0-9]*[,.!?;:]?$/.test(w)));
+	// One code-shaped term makes the query mostly about code: squared, a half-prose query counts a quarter.
+	return (prose.length / terms.length) ** 2;
+}
+
+/** Kinds where people speak (or name and summarise what happened): the strongest evidence for words a person would say. */
+const CONVERSATION: Partial<Record<SemanticKind, number>> = {
+	"user.text": 1,
+	"assistant.text": 1,
+	"session.name": 1,
+	"summary.compaction": 0.5,
+	"summary.branch": 0.5,
+};
+/** Conversational evidence: the factor for a prose query (share 1) in a conversational kind. */
+export const CONVERSATION_BOOST = 1.0;
+
+export interface TextSignals {
+	/** Distinct terms found in the text (by position, as words or forms). */
+	found: number;
+	/** Width in words of the smallest window holding every found term (0 when fewer than two). */
+	window: number;
+}
+
+/** Score multiplier of all terms standing next to each other. */
+export const PROXIMITY = 0.5;
+/** Occurrences counted per term before positions stop being collected (bounds the work on huge logs). */
+const MAX_POSITIONS = 400;
+
+const WORD = /[\p{L}\p{N}]+/gu;
+
+/** Words of a text as the index sees them: camelCase split, folded, letters and digits. */
+export function textWords(text: string): string[] {
+	return foldText(splitCamel(text)).match(WORD) ?? [];
+}
+
+export function textSignals(text: string, terms: readonly SignalTerm[]): TextSignals {
+	const words = textWords(text);
+	const positions: number[][] = terms.map(() => []);
+	for (let i = 0; i < words.length; i++) {
+		const w = words[i]!;
+		let wordStem: string | undefined;
+		for (let t = 0; t < terms.length; t++) {
+			const term = terms[t]!;
+			const list = positions[t]!;
+			if (list.length >= MAX_POSITIONS || term.tokens.length === 0) continue;
+			if (term.tokens.length === 1) {
+				const token = term.tokens[0]!;
+				if (w === token || (term.stem !== null && (wordStem ??= stemCached(w)) === term.stem)) {
+					list.push(i);
+				}
+			} else if (w === term.tokens[0] && term.tokens.every((tok, k) => words[i + k] === tok)) {
+				list.push(i);
+			}
+		}
+	}
+	const present = positions.map((p, t) => ({ p, len: terms[t]!.tokens.length })).filter((x) => x.p.length > 0);
+	return { found: present.length, window: present.length >= 2 ? minimalWindow(present) : 0 };
+}
+
+/**
+ * Per term, the tokens to mark in a snippet: its own, plus the other forms of a plain word that
+ * occur in the text (`crashed` for `crash`), so a form-only hit shows what matched.
+ */
+export function snippetTokens(text: string, terms: readonly SignalTerm[]): string[][] {
+	const out = terms.map((t) => [...t.tokens]);
+	if (!terms.some((t) => t.stem !== null)) return out;
+	const seen = new Set<string>();
+	for (const w of textWords(text)) {
+		if (seen.has(w)) continue;
+		seen.add(w);
+		const s = stemCached(w);
+		terms.forEach((t, i) => {
+			if (t.stem === s && !out[i]!.includes(w)) out[i]!.push(w);
+		});
+	}
+	return out;
+}
+
+/** Smallest span (in words, inclusive) covering one occurrence of every list: a sweep over the merged positions. */
+function minimalWindow(lists: { p: number[]; len: number }[]): number {
+	const events: { at: number; list: number; end: number }[] = [];
+	lists.forEach((l, i) => {
+		for (const at of l.p) events.push({ at, list: i, end: at + l.len - 1 });
+	});
+	events.sort((a, b) => a.at - b.at);
+	const count = new Array<number>(lists.length).fill(0);
+	let covered = 0;
+	let best = Number.POSITIVE_INFINITY;
+	let left = 0;
+	for (let right = 0; right < events.length; right++) {
+		const r = events[right]!;
+		count[r.list] = (count[r.list] ?? 0) + 1;
+		if (count[r.list] === 1) covered++;
+		while (covered === lists.length) {
+			const l = events[left]!;
+			best = Math.min(best, Math.max(r.end, l.end) - l.at + 1);
+			count[l.list] = (count[l.list] ?? 1) - 1;
+			if (count[l.list] === 0) covered--;
+			left++;
+		}
+	}
+	return Number.isFinite(best) ? best : 0;
+}
+
+/**
+ * The multiplier (≥ 1) for a fragment's BM25 × kind weight. A term the positions could not see
+ * (CJK, aux-only matches) is no penalty: such a fragment simply gets no proximity bonus.
+ */
+export function signalFactor(kind: SemanticKind, s: TextSignals, termCount: number, prose: number): number {
+	let factor = 1 + CONVERSATION_BOOST * prose * (CONVERSATION[kind] ?? 0);
+	if (termCount >= 2 && s.found === termCount && s.window > 0) {
+		// Adjacent (window = words of the terms) → 1 + PROXIMITY; 10 words of slack → about half that.
+		const slack = Math.max(0, s.window - termCount);
+		factor *= 1 + PROXIMITY / (1 + slack / 4);
+	}
+	return factor;
+}

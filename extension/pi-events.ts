@@ -103,6 +103,9 @@ export const SearchParams = Type.Object(
 		),
 		sort: Type.Optional(stringEnum(["relevance", "newest", "oldest"] as const, "Hit order: relevance (default), newest or oldest first")),
 		groupBy: Type.Optional(stringEnum(["session"] as const, "session: one hit per session (its best event; otherMatchingEvents counts the rest)")),
+		exact: Type.Optional(
+			Type.Boolean({ description: "Match words only as typed: no other word forms (crash does not find crashed); off by default" }),
+		),
 		includeDerived: Type.Optional(
 			Type.Boolean({
 				description: "Also search pi-events' own echoes (earlier event_search/event_read/event_trace calls and results, `pi-events` shell runs); off by default",

@@ -3,7 +3,7 @@ import { defineCommand } from "citty";
 import { PiEventsError } from "../errors.ts";
 import { refresh } from "../sync/freshness.ts";
 import { DEFAULT_LIMIT, MAX_LIMIT, SORT_ORDERS, type SortOrder, search } from "../query/search.ts";
-import { freshnessLine, renderHits } from "../present/render.ts";
+import { freshnessLine, noHitsHint, renderHits } from "../present/render.ts";
 import { resolveRoot } from "../config.ts";
 import { openIndex } from "../store/db.ts";
 import { callerArgs, scopeFrom } from "./caller.ts";
@@ -24,6 +24,7 @@ const args = {
 	paths: { type: "boolean", description: "Show each hit's session file and line in text output (JSON always has sessionFile)" },
 	sync: { type: "boolean", description: "Sync the index before searching (--no-sync to skip)", default: true },
 	"include-derived": { type: "boolean", description: "Also search pi-events' own echoes (its tool calls and results, `pi-events` shell runs)" },
+	exact: { type: "boolean", description: "Match words only as typed: no other word forms (crash does not find crashed)" },
 } as const;
 
 export const searchCommand = defineCommand({
@@ -72,6 +73,7 @@ export const searchCommand = defineCommand({
 				limit,
 				scope,
 				includeDerived: a["include-derived"] === true,
+				exact: a.exact === true,
 				sort: sort as SortOrder,
 				groupBy: a.group === "session" ? "session" : undefined,
 			});
@@ -83,7 +85,10 @@ export const searchCommand = defineCommand({
 			} else {
 				const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
 				process.stdout.write(renderHits(result.hits, { color, paths: a.paths === true, root: scope.roots?.[0] ?? null }));
-				if (result.hits.length === 0) process.stderr.write("pi-events: no hits\n");
+				if (result.hits.length === 0) {
+					const hint = noHitsHint(result.coverage, { exact: a.exact === true, exactFlag: "--exact", derivedFlag: "--include-derived" });
+					process.stderr.write(`pi-events: no hits${hint ? `: ${hint}` : ""}\n`);
+				}
 				process.stderr.write(`pi-events: ${freshnessLine(freshness, result.coverage)}\n`);
 			}
 			return result.hits.length > 0 ? 0 : 1;

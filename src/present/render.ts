@@ -93,3 +93,26 @@ export function freshnessLine(f: Freshness, coverage?: SearchCoverage): string {
 	for (const p of f.problems) parts.push(p);
 	return terminalSafe(parts.join("; "));
 }
+
+/**
+ * What to change when a search found nothing, from `coverage.emptyBecause` (null when there are
+ * hits). `exactFlag` names how forms were turned off in this surface (`--exact`, `exact: true`).
+ */
+export function noHitsHint(coverage: SearchCoverage, forms: { exact: boolean; exactFlag: string; derivedFlag: string }): string | null {
+	switch (coverage.emptyBecause) {
+		case "terms": {
+			const list = coverage.unmatchedTerms.map((t) => JSON.stringify(t)).join(", ");
+			const them = coverage.unmatchedTerms.length === 1 ? "it" : "them";
+			const how = forms.exact ? ` (${forms.exactFlag} is on: without it, other word forms count too)` : " in any word form";
+			return `nothing in your scope contains ${list}${how}: check the spelling, try another word, or leave ${them} out`;
+		}
+		case "together":
+			return "every term occurs in your scope, but never all in one part of an event (a message, a tool call and its result are separate): try fewer terms";
+		case "filters":
+			return "the query matches in your scope, but the filters leave nothing: loosen them (kind, role, tool, time, error, branch, selection, file)";
+		case "derived":
+			return `only pi-events' own echoes match (earlier searches and reads): ${forms.derivedFlag} shows them`;
+		default:
+			return null;
+	}
+}

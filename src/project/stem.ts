@@ -1,6 +1,6 @@
 /**
  * English word forms (pure): the Porter stemmer (M. F. Porter, "An algorithm for suffix
- * stripping", 1980, the original definition), so `crash`, `crashed`, `crashes` and `crashing`
+ * stripping", 1980; step 1c as revised in Porter2), so `crash`, `crashed`, `crashes` and `crashing`
  * share the stem `crash`, and `migrate`, `migrating`, `migration` share `migrat`. Used on both
  * sides: the index stores the stems of a fragment's words in the `forms` column, and a query
  * word also matches its stem there (query/fts.ts).
@@ -113,8 +113,9 @@ export function stem(word: string): string {
 		else if (doubleConsonant(w, w.length) && !/[lsz]$/.test(w)) w = w.slice(0, -1);
 		else if (measure(w, w.length) === 1 && cvc(w, w.length)) w += "e";
 	}
-	// Step 1c
-	if (w.endsWith("y") && hasVowel(w, w.length - 1)) w = `${w.slice(0, -1)}i`;
+	// Step 1c, as revised in Porter2: y → i only after a consonant that is not the first letter
+	// (`flaky` → `flaki`, but `deploy` stays `deploy`, like `deployment` → `deploy`).
+	if (w.endsWith("y") && w.length > 2 && isConsonant(w, w.length - 2)) w = `${w.slice(0, -1)}i`;
 	// Step 2
 	for (const [suffix, repl] of STEP2) {
 		if (w.endsWith(suffix)) {

@@ -67,12 +67,12 @@ export function parseQuery(input: string, options: QueryOptions = {}): ParsedQue
 			continue;
 		}
 		const alternatives = alternativesOf(r.text);
-		// A plain English word also matches its other forms: its stem is in the forms column of
-		// every fragment holding a form (`crashed`, `crashes`), or in the body when it is a word itself.
-		// Only words typed as words (lowercase or Capitalised): ECONNREFUSED or OOMKilled are codes, not inflected.
-		const word = !r.phrase && !options.exact && tokens.length === 1 && /^[A-Za-z][a-z]{2,}$/.test(r.text) ? tokens[0]! : null;
+		// A plain English word also matches its other forms: its stem, in any column, is in the forms
+		// column of every fragment holding a form (`crashed`, `crashes`), or in the body as a word.
+		// Only plain words of letters (in any case, so results never depend on case): not paths, numbers or identifiers with digits.
+		const word = !r.phrase && !options.exact && tokens.length === 1 && /^[a-z]{3,}$/.test(tokens[0]!) && /^[A-Za-z]+$/.test(r.text) ? tokens[0]! : null;
 		const wordStem = word === null ? null : stem(word);
-		if (wordStem !== null && wordStem !== word) alternatives.push(quote(wordStem));
+		if (wordStem !== null) alternatives.push(quote(wordStem));
 		terms.push({ text: r.text, phrase: r.phrase, tokens, alternatives, stem: wordStem });
 	}
 	if (terms.length === 0) {
@@ -91,13 +91,18 @@ function quote(text: string): string {
 	return `"${text.replaceAll('"', '""')}"`;
 }
 
+/** The text as typed matches the words of a fragment (body and aux), never its stems (forms). */
+function literal(text: string): string {
+	return `{body aux} : ${quote(text)}`;
+}
+
 function alternativesOf(text: string): string[] {
-	const alts = new Set<string>([quote(text)]);
+	const alts = new Set<string>([literal(text)]);
 	const camel = splitCamel(text);
-	if (camel !== text) alts.add(quote(camel));
+	if (camel !== text) alts.add(literal(camel));
 	if (CJK_RUN.test(text)) {
 		CJK_RUN.lastIndex = 0;
-		alts.add(quote(text.replace(CJK_RUN, (run) => ` ${spaceChars(run)} `).trim()));
+		alts.add(literal(text.replace(CJK_RUN, (run) => ` ${spaceChars(run)} `).trim()));
 	}
 	CJK_RUN.lastIndex = 0;
 	return [...alts];

@@ -36,7 +36,7 @@ export interface SignalTerm {
  */
 export function proseShare(terms: readonly SignalTerm[]): number {
 	if (terms.length === 0) return 0;
-	const prose = terms.filter((t) => (t.phrase ? t.text.split(/\s+/) : [t.text]).every((w) => /^[A-Za-z][a-z0-9]*[,.!?;:]?$/.test(w)));
+	const prose = terms.filter((t) => (t.phrase ? t.text.split(/\s+/) : [t.text]).every((w) => /^[A-Za-z][A-Za-z0-9]*[,.!?;:]?$/.test(w)));
 	// One code-shaped term makes the query mostly about code: squared, a half-prose query counts a quarter.
 	return (prose.length / terms.length) ** 2;
 }

@@ -25,7 +25,7 @@ import { canonicalPath } from "../source/paths.ts";
 import { EventStore } from "../store/events.ts";
 import { isoTime } from "../project/projector.ts";
 import { ERROR_BOOST } from "../project/weights.ts";
-import { parseQuery } from "./fts.ts";
+import { type ParsedQuery, parseQuery } from "./fts.ts";
 import { fragmentTexts } from "./source-text.ts";
 import { proseShare, type SignalTerm, signalFactor, snippetTokens, textSignals } from "./relevance.ts";
 
@@ -60,6 +60,8 @@ export interface SearchRequest {
 	/** Words match as typed only, no other word forms. */
 	exact?: boolean;
 }
+
+const notEmpty = (): Pick<SearchCoverage, "emptyBecause" | "unmatchedTerms"> => ({ emptyBecause: null, unmatchedTerms: [] });
 
 export interface Hit {
 	sessionId: string;
@@ -107,6 +109,15 @@ export interface SearchCoverage {
 	/** Share of the in-scope matches that was ranked: 1 in full mode, null in recent mode (the count stops at FULL_RANK_LIMIT + 1). */
 	rankedShare: number | null;
 	ignoredTerms: string[];
+	/**
+	 * Only when there are no hits, why (never a count, never about anything outside the scope):
+	 * "terms": some terms occur nowhere in scope (`unmatchedTerms`), even as other word forms;
+	 * "together": every term occurs, but never all in one fragment; "filters": the query matches,
+	 * the filters leave nothing; "derived": only pi-events' own echoes match. Null when there are hits.
+	 */
+	emptyBecause: "terms" | "together" | "filters" | "derived" | null;
+	/** The terms (as typed) that match nothing in scope; empty when there are hits. */
+	unmatchedTerms: string[];
 }
 
 export interface SearchResult {
@@ -134,7 +145,17 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 	if (match === null) {
 		return {
 			hits: [],
-			coverage: { mode: "full", estimatedMatches: 0, matchesExact: true, estimatedSessions: 0, truncated: false, rankedShare: 1, ignoredTerms: parsed.ignored },
+			coverage: {
+				mode: "full",
+				estimatedMatches: 0,
+				matchesExact: true,
+				estimatedSessions: 0,
+				truncated: false,
+				rankedShare: 1,
+				ignoredTerms: parsed.ignored,
+				emptyBecause: "terms",
+				unmatchedTerms: parsed.terms.map((t) => t.text),
+			},
 			elapsedMs: performance.now() - started,
 		};
 	}
@@ -196,6 +217,7 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 		truncated: candidates.length > rows.length,
 		rankedShare,
 		ignoredTerms: parsed.ignored,
+		...(rows.length > 0 ? notEmpty() : explainEmpty(db, parsed, filters, counted)),
 	};
 	if (filters.cutoff) {
 		// The current session's name as it was before the cutoff: a later rename must not leak.
@@ -220,6 +242,30 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 		coverage,
 		elapsedMs: performance.now() - started,
 	};
+}
+
+/**
+ * Why a search found nothing, from cheap capped counts inside the caller's scope (booleans
+ * only). With a targeted current session, its events are left out of the explanation: whether a
+ * term occurs after the invocation cutoff must not show.
+ */
+function explainEmpty(db: Database, parsed: ParsedQuery, filters: SqlFilters, counted: number): Pick<SearchCoverage, "emptyBecause" | "unmatchedTerms"> {
+	const constraint = {
+		roots: filters.roots,
+		cwdPrefix: filters.cwdPrefix,
+		sessionIds: filters.sessionIds,
+		excludeSessionIds: filters.cutoff ? [...filters.excludeSessionIds, filters.cutoff.sessionId] : filters.excludeSessionIds,
+		excludeDerived: filters.excludeDerived,
+	};
+	const occurs = (expr: string, excludeDerived = constraint.excludeDerived) => {
+		const m = scopedMatch(expr, { ...constraint, excludeDerived });
+		return m !== null && countMatches(db, m, 1) > 0;
+	};
+	if (!filters.cutoff && counted > 0) return { emptyBecause: "filters", unmatchedTerms: [] };
+	if (filters.cutoff && occurs(parsed.match)) return { emptyBecause: "filters", unmatchedTerms: [] };
+	if (filters.excludeDerived && occurs(parsed.match, false)) return { emptyBecause: "derived", unmatchedTerms: [] };
+	const unmatched = parsed.terms.filter((t) => !occurs(t.alternatives.join(" OR "))).map((t) => t.text);
+	return unmatched.length > 0 ? { emptyBecause: "terms", unmatchedTerms: unmatched } : { emptyBecause: "together", unmatchedTerms: [] };
 }
 
 /** Best first; ties by the newer fragment (the full tie-break follows once rows are hydrated). */

@@ -12,7 +12,7 @@ import { PiEventsError } from "../errors.ts";
 import type { Freshness } from "../sync/freshness.ts";
 import { BRANCH_STATES, SELECTION_STATES, SEMANTIC_KINDS } from "../model.ts";
 import { renderRead } from "../present/render-read.ts";
-import { freshnessLine, renderHits } from "../present/render.ts";
+import { freshnessLine, noHitsHint, renderHits } from "../present/render.ts";
 import { renderTrace } from "../present/render-trace.ts";
 import { Access } from "../query/access.ts";
 import { MAX_NEIGHBOURS, MAX_WINDOW, readEvent } from "../query/read.ts";
@@ -49,6 +49,7 @@ export const SearchInput = v.strictObject({
 	files: stringList("Only events that touched one of these paths or a path under them (read/edit/write calls, summary details); relative paths are relative to your workspace root"),
 	sort: v.optional(v.pipe(v.picklist(SORT_ORDERS), v.description("Hit order: relevance (default), newest or oldest first"))),
 	groupBy: v.optional(v.pipe(v.picklist(["session"]), v.description("session: one hit per session (its best event; otherMatchingEvents counts the rest)"))),
+	exact: v.optional(v.pipe(v.boolean(), v.description("Match words only as typed: no other word forms (crash does not find crashed); off by default"))),
 	includeDerived: v.optional(
 		v.pipe(v.boolean(), v.description("Also search pi-events' own echoes (earlier event_search/event_read/event_trace calls and results, `pi-events` shell runs); off by default")),
 	),
@@ -110,7 +111,14 @@ export const SearchOutput = v.looseObject({
 		}),
 	),
 	freshness: FreshnessSchema,
-	coverage: v.looseObject({ mode: v.string(), estimatedMatches: v.number(), matchesExact: v.boolean(), truncated: v.boolean() }),
+	coverage: v.looseObject({
+		mode: v.string(),
+		estimatedMatches: v.number(),
+		matchesExact: v.boolean(),
+		truncated: v.boolean(),
+		emptyBecause: v.nullable(v.string()),
+		unmatchedTerms: v.array(v.string()),
+	}),
 });
 
 export const ReadOutput = v.looseObject({
@@ -190,10 +198,12 @@ export const TOOLS: ToolDef[] = [
 				limit: args.limit ?? 10,
 				scope: ctx.scope,
 				includeDerived: args.includeDerived,
+				exact: args.exact,
 				sort: args.sort,
 				groupBy: args.groupBy,
 			});
-			const head = result.hits.length === 0 ? "No hits." : `${result.hits.length} hit${result.hits.length === 1 ? "" : "s"} (sessionId entryId fragmentId under each; event_read for exact content):`;
+			const hint = noHitsHint(result.coverage, { exact: args.exact === true, exactFlag: "exact: true", derivedFlag: "includeDerived: true" });
+			const head = result.hits.length === 0 ? `No hits${hint ? `: ${hint}` : ""}.` : `${result.hits.length} hit${result.hits.length === 1 ? "" : "s"} (sessionId entryId fragmentId under each; event_read for exact content):`;
 			return {
 				structured: { hits: result.hits, freshness, coverage: result.coverage },
 				text: `${head}\n${renderHits(result.hits, { color: false, root: ctx.scope.roots?.[0] ?? null })}${freshnessLine(freshness, result.coverage)}`,

@@ -376,7 +376,7 @@ describe("current-session exclusion and the invocation cutoff", () => {
 		current: { sessionId: null, sessionFile: null, toolCallId: null, ...c },
 	});
 	const found = (scope: Scope, sessionIds?: string[]) =>
-		ids(run(idx.db, "cutoffword", sessionIds ? { sessionIds } : {}, { scope })).sort();
+		ids(run(idx.db, "cutoffword", sessionIds ? { sessionIds } : {}, { scope, includeDerived: true })).sort();
 	const xs = (...entries: string[]) => entries.map((e) => `${X}/${e}`).sort();
 
 	test("without a current session everything in the root is visible", () => {

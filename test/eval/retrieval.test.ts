@@ -29,10 +29,11 @@ const QUERIES_FILE = join(EVAL_DIR, "queries.json");
 const RESULTS_FILE = join(EVAL_DIR, "results.json");
 
 /**
- * Measured on the generated corpus: 74 queries, Rank@1 0.770, Recall@10 0.932, MRR 0.845 (see
- * results.json). The floors sit a little below (about two queries of slack on each).
+ * Measured on the generated corpus: 74 queries, Rank@1 0.865, Recall@10 0.959, MRR 0.905 (see
+ * results.json; before issue 10's ranking signals: 0.838 / 0.959 / 0.892). Rank@1 must stay at
+ * or above 0.85 (issue 10); the others sit a little below the measure.
  */
-const FLOORS = { rank1: 0.79, recall10: 0.93, mrr: 0.86 };
+const FLOORS = { rank1: 0.85, recall10: 0.95, mrr: 0.89 };
 
 interface QueryFilters {
 	cwd?: string;

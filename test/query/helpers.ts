@@ -134,8 +134,13 @@ export function buildIndex(sourceDirs: string[]): TestIndex {
 export const UNSCOPED: Scope = { roots: null, current: null };
 
 /** Run search() unscoped (or with a scope) and return the result. */
-export function run(db: Database, query: string, filters: SearchFilters = {}, opts: { limit?: number; scope?: Scope } = {}): SearchResult {
-	return search(db, { query, filters, limit: opts.limit ?? 100, scope: opts.scope ?? UNSCOPED });
+export function run(
+	db: Database,
+	query: string,
+	filters: SearchFilters = {},
+	opts: { limit?: number; scope?: Scope; exact?: boolean; includeDerived?: boolean } = {},
+): SearchResult {
+	return search(db, { query, filters, limit: opts.limit ?? 100, scope: opts.scope ?? UNSCOPED, exact: opts.exact, includeDerived: opts.includeDerived });
 }
 
 /** `sessionId/entryId` of each hit. */

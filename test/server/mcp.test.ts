@@ -127,7 +127,7 @@ describe("legacy era (official SDK client)", () => {
 		const res = await call("event_search", { query: "zzqx-no-such-term-anywhere" });
 		expect(res.isError).toBeFalsy();
 		expect(res.structuredContent.hits).toEqual([]);
-		expect(textOf(res)).toContain("No hits.");
+		expect(textOf(res)).toContain(`No hits: nothing in your scope contains "zzqx-no-such-term-anywhere"`);
 	});
 
 	test("bad input is an isError result naming the field", async () => {

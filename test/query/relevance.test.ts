@@ -1,0 +1,118 @@
+/**
+ * Relevance rules on small hand-written sessions: word forms (and --exact), quoted phrases stay
+ * exact, exact forms above form-only matches, proximity, conversational evidence, and the
+ * no-silent-empty explanation (within the caller's scope only).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { cleanupTempDirs, makeTempDir } from "../helpers/temp.ts";
+import { assistantEntry, buildIndex, ids, oneMessageSession, run, type TestIndex, toolResultEntry, userEntry, writeSession } from "./helpers.ts";
+
+const A = "/work/rel-test/app";
+const B = "/work/rel-test/other";
+const sid = (n: number) => `0000dddd-0000-4000-8000-${String(n).padStart(12, "0")}`;
+const u = (n: number) => `${sid(n)}/u-0000dd`;
+let idx: TestIndex;
+
+beforeAll(() => {
+	const dir = join(makeTempDir("pi-events-relevance-q-"), "sessions");
+	const one = (n: number, cwd: string, text: string, ts = "2026-10-01T10:00:05.000Z") => writeSession(dir, oneMessageSession(sid(n), cwd, text, ts));
+	one(1, A, "The nightly export crashed after the migration of the ledger tables.");
+	one(2, A, "Export job: crash loop in the migration runner.", "2026-10-02T10:00:05.000Z");
+	one(3, A, "Quarterly planning notes, nothing technical here.");
+	// proximity: the same words close together and far apart (the far one is newer, so ties would favour it)
+	one(4, A, "Checkout retries the payment gateway webhook when it times out.", "2026-10-03T10:00:05.000Z");
+	one(
+		5,
+		A,
+		"The checkout page got a new layout this week and the design team is happy with it. Unrelated: the mobile app release slipped by a day because of store review. Later we also looked at the payment provider contract, and somebody asked about the webhook dashboard.",
+		"2026-10-04T10:00:05.000Z",
+	);
+	// conversational evidence: a report vs a log that repeats the words
+	writeSession(dir, {
+		id: sid(6),
+		cwd: A,
+		entries: [
+			userEntry("u-report", null, "2026-10-05T10:00:00.000Z", "Search indexing stalls every night around two, can you look?"),
+			assistantEntry("a-call", "u-report", "2026-10-05T10:00:10.000Z", null, [{ id: "tc1", name: "bash", arguments: { command: "kubectl logs job/indexer" } }]),
+			toolResultEntry(
+				"r-log",
+				"a-call",
+				"2026-10-05T10:00:20.000Z",
+				"tc1",
+				"bash",
+				Array.from({ length: 30 }, (_, i) => `02:0${i % 10}:11 WARN search indexing stalls: batch ${i} waiting on lock`).join("\n"),
+			),
+		],
+	});
+	// another workspace holds a word the first does not
+	one(7, B, "zebrafish telemetry only lives in the other workspace");
+	idx = buildIndex([dir]);
+});
+
+afterAll(() => {
+	idx?.close();
+	cleanupTempDirs();
+});
+
+const inA = { roots: [A], current: null };
+
+describe("word forms", () => {
+	test("a word finds its other forms (crash → crashed, migrate → migration); the literal query alone finds nothing", () => {
+		expect(ids(run(idx.db, "export crash migrate", {}, { scope: inA })).sort()).toEqual([u(1), u(2)].sort());
+		expect(ids(run(idx.db, "export crash migrate", {}, { scope: inA, exact: true }))).toEqual([]);
+	});
+
+	test("exact forms rank above form-only matches", () => {
+		// session 2 says "crash" and "migration"... session 1 says "crashed" and "migration": for `crash` the exact form wins.
+		expect(ids(run(idx.db, "export crash", {}, { scope: inA }))[0]).toBe(u(2));
+		expect(ids(run(idx.db, "export crashed", {}, { scope: inA }))[0]).toBe(u(1));
+	});
+
+	test("quoted phrases stay exact", () => {
+		expect(ids(run(idx.db, '"export crashed"', {}, { scope: inA }))).toEqual([u(1)]);
+		expect(ids(run(idx.db, '"export crash"', {}, { scope: inA }))).toEqual([]);
+	});
+
+	test("snippets mark the form that matched", () => {
+		const hit = run(idx.db, "crash migrate", {}, { scope: inA }).hits.find((h) => h.sessionId === sid(1))!;
+		const marked = hit.highlights.map(([s, e]) => hit.snippet.slice(s, e));
+		expect(marked).toEqual(["crashed", "migration"]);
+	});
+});
+
+describe("ranking signals", () => {
+	test("proximity: the words close together rank above the same words far apart", () => {
+		expect(ids(run(idx.db, "checkout payment webhook", {}, { scope: inA }))).toEqual([u(4), u(5)]);
+	});
+
+	test("conversational evidence: the report ranks above a log that repeats the words", () => {
+		const hits = run(idx.db, "search indexing stalls", {}, { scope: inA }).hits;
+		expect(hits.map((h) => h.entryId)).toEqual(["u-report", "r-log"]);
+	});
+});
+
+describe("no silent empty answer", () => {
+	test("terms that occur nowhere in scope are named; no hits are never unexplained", () => {
+		const r = run(idx.db, "export crash zzqxv", {}, { scope: inA });
+		expect(r.hits).toEqual([]);
+		expect(r.coverage.emptyBecause).toBe("terms");
+		expect(r.coverage.unmatchedTerms).toEqual(["zzqxv"]);
+	});
+
+	test("a term that exists only outside the scope looks exactly like one that exists nowhere", () => {
+		const outside = run(idx.db, "export zebrafish", {}, { scope: inA }).coverage;
+		const nowhere = run(idx.db, "export zzqxv", {}, { scope: inA }).coverage;
+		expect({ ...outside, unmatchedTerms: [] }).toEqual({ ...nowhere, unmatchedTerms: [] });
+		expect(outside.unmatchedTerms).toEqual(["zebrafish"]);
+	});
+
+	test("every term occurs, never together; or the filters leave nothing", () => {
+		expect(run(idx.db, "quarterly ledger", {}, { scope: inA }).coverage).toMatchObject({ emptyBecause: "together", unmatchedTerms: [] });
+		expect(run(idx.db, "export crash", { kinds: ["tool.result"] }, { scope: inA }).coverage).toMatchObject({ emptyBecause: "filters", unmatchedTerms: [] });
+	});
+
+	test("hits: no explanation", () => {
+		expect(run(idx.db, "export", {}, { scope: inA }).coverage).toMatchObject({ emptyBecause: null, unmatchedTerms: [] });
+	});
+});

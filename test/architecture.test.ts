@@ -1,7 +1,9 @@
 /**
  * The layering rule, enforced: a pure core (framing, parsing, projection, tree, text, query
  * language, authorization, snippets, renderers) that touches no filesystem, database or process;
- * SQLite opened only in store/; the process (argv, env, stdout) only in the shells.
+ * SQLite opened only in store/; the process (argv, env, stdout) only in the shells; the folders
+ * depend on each other one way only (no cycles, and none of the forbidden directions below), and
+ * the use cases in query/ reach the index only through the gate (gate/gate.ts).
  */
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
@@ -27,6 +29,7 @@ const PURE = [
 	"project/weights.ts",
 	"auth/scope.ts",
 	"auth/scope-tokens.ts",
+	"auth/scope-sql.ts",
 	"query/fts.ts",
 	"query/snippet.ts",
 	"present/render.ts",
@@ -65,4 +68,96 @@ test("imports point one way: nothing below the shells imports a shell", () => {
 		for (const spec of valueImports(source(f))) if (/(^|\/)(cli|server)\//.test(spec) || spec.endsWith("main.ts")) violations.push(`${rel(f)} imports ${spec}`);
 	}
 	expect(violations).toEqual([]);
+});
+
+/**
+ * Every module another module depends on, at run time or for types: `import … from`, `import
+ * type … from`, `export … from`, side-effect `import "…"` and dynamic `import("…")`. Relative
+ * specifiers only, resolved to a path under src/.
+ */
+function dependencies(file: string, text = source(file)): string[] {
+	const specs = [
+		...text.matchAll(/^\s*(?:import|export)\s[^;]*?\sfrom\s*"([^"]+)"/gms),
+		...text.matchAll(/^\s*import\s*"([^"]+)"/gm),
+		...text.matchAll(/\bimport\(\s*"([^"]+)"\s*\)/g),
+	].map((m) => m[1]!);
+	return specs.filter((s) => s.startsWith(".")).map((s) => rel(join(file, "..", s)));
+}
+
+/** The layer of a module: its folder under src/, or the file name for top-level modules. */
+const layer = (path: string) => (path.includes("/") ? path.split("/")[0]! : path.replace(/\.ts$/, ""));
+const SHELL_LAYERS = ["cli", "server", "main"];
+
+/** [from, to, why]: directions no import may take. */
+const FORBIDDEN: [string, string, string][] = [
+	["project", "store", "the projection is pure"],
+	["project", "source", "the projection knows pi's entries, not files"],
+	["source", "project", "the parser takes its projector as a parameter"],
+	["source", "store", "reading files knows nothing of the index"],
+	["store", "query", "the store is below the use cases"],
+	["present", "store", "renderers get results, never rows"],
+	["auth", "store", "the scope rule is pure"],
+	["query", "store", "use cases read the index only through the gate"],
+	...SHELL_LAYERS.flatMap((shell): [string, string, string][] => [
+		["query", shell, "use cases are below the shells"],
+		["store", shell, "the store is below the shells"],
+		["gate", shell, "the gate is below the shells"],
+		["auth", shell, "the scope rule is below the shells"],
+	]),
+];
+
+test("no import takes a forbidden direction (value, type-only and re-exports alike)", () => {
+	const violations: string[] = [];
+	for (const f of files) {
+		for (const dep of dependencies(f)) {
+			for (const [from, to, why] of FORBIDDEN) {
+				if (layer(rel(f)) === from && layer(dep) === to) violations.push(`${rel(f)} → ${dep} (${from} → ${to}: ${why})`);
+			}
+		}
+	}
+	expect(violations).toEqual([]);
+});
+
+test("the folders form no import cycle", () => {
+	const edges = new Map<string, Set<string>>();
+	for (const f of files) {
+		for (const dep of dependencies(f)) {
+			const [a, b] = [layer(rel(f)), layer(dep)];
+			if (a !== b) edges.set(a, (edges.get(a) ?? new Set()).add(b));
+		}
+	}
+	const cycles: string[] = [];
+	const visit = (node: string, path: string[]) => {
+		for (const next of edges.get(node) ?? []) {
+			if (next === path[0]) cycles.push([...path, next].join(" → "));
+			else if (!path.includes(next) && next > path[0]!) visit(next, [...path, next]);
+		}
+	};
+	for (const start of edges.keys()) visit(start, [start]);
+	expect(cycles).toEqual([]);
+});
+
+test("the dependency scanner sees every import form", () => {
+	const probe = join(SRC, "query", "probe.ts");
+	const text = [
+		'import { a } from "../store/a.ts";',
+		'import type { B } from "../store/b.ts";',
+		'export { c } from "../store/c.ts";',
+		'export type { D } from "../store/d.ts";',
+		'export * from "../store/e.ts";',
+		'import "../store/f.ts";',
+		'const g = await import("../store/g.ts");',
+		"import {\n\ttype H,\n\ti,\n} from \"../store/h.ts\";",
+	].join("\n");
+	expect(dependencies(probe, text).sort()).toEqual(["a", "b", "c", "d", "e", "f", "g", "h"].map((x) => `store/${x}.ts`));
+});
+
+test("authorization is enforced in one place: only the gate reads the store for query/, sync/freshness and the shells' reads", () => {
+	// The raw read-side store modules are imported by the gate and the indexer only.
+	const readers = files
+		.filter((f) => dependencies(f).some((d) => d === "store/events.ts" || d === "store/search.ts" || d === "store/caller.ts"))
+		.map(rel)
+		.filter((r) => !r.startsWith("store/"))
+		.sort();
+	expect(readers).toEqual(["gate/gate.ts"]);
 });

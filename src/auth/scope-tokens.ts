@@ -1,13 +1,12 @@
 /**
- * Authorization inside the full-text index (pure). Every fragment carries hidden tokens in the
- * FTS `scope` column: one per path prefix of its session's canonical cwd, and one for its
- * session id. A scoped search ANDs the root's token into the MATCH expression (and NOTs excluded
- * sessions), so FTS5 itself only ever yields in-scope rows: counts, ranking and the common-term
- * path all work on the caller's scope alone. The tokens start with private-use characters that
- * queries can never contain (the query parser strips them).
+ * The scope rule (auth/scope.ts) rendered for the full-text index (pure). Every fragment carries
+ * hidden tokens in the FTS `scope` column: one per path prefix of its session's canonical cwd, and
+ * one for its session id. `scopedMatch` ANDs the rule's tokens into the MATCH expression (and NOTs
+ * excluded sessions), so FTS5 yields only admitted rows. The tokens start with private-use
+ * characters that queries can never contain (the query parser strips them).
  */
 import { hashString } from "../source/hash.ts";
-import { normalizeAbsolute } from "./scope.ts";
+import { type Clause, normalizeAbsolute, ruleClauses, type SessionRule } from "./scope.ts";
 
 const PATH_MARK = "\uE001";
 const SESSION_MARK = "\uE002";
@@ -47,39 +46,47 @@ export function derivedScopeColumn(sessionScope: string): string {
 	return `${sessionScope} ${DERIVED_TOKEN}`;
 }
 
-export interface ScopeConstraint {
-	/** Canonical roots; null = unscoped. An empty list admits nothing. */
-	roots: readonly string[] | null;
-	/** An extra cwd restriction (a filter, within the scope). */
-	cwdPrefix?: string;
-	sessionIds?: readonly string[];
-	excludeSessionIds: readonly string[];
-	/** Leave out derived fragments (pi-events' own echoes). */
-	excludeDerived?: boolean;
-}
-
 const quote = (token: string) => `"${token}"`;
+const scopeIs = (token: string) => `scope : ${quote(token)}`;
+const anyOf = (tokens: string[]) => (tokens.length === 1 ? tokens[0]! : `(${tokens.join(" OR ")})`);
 
 /**
- * Combine a user MATCH expression with the scope. Returns null when the scope admits nothing
- * (so the caller can answer "no hits" without asking FTS5).
+ * The rule's clauses (auth/scope.ts) as an FTS5 expression over the hidden scope column: a path
+ * clause is its roots' path tokens (every fragment carries one token per prefix of its session's
+ * cwd), a session clause its session tokens. Null when the rule admits nothing.
  */
-export function scopedMatch(match: string, c: ScopeConstraint): string | null {
-	const and: string[] = [`(${match})`];
-	if (c.roots !== null) {
-		const roots = c.roots.map(normalizeAbsolute).filter((r): r is string => r !== null);
-		if (roots.length === 0) return null;
-		and.push(`(${roots.map((r) => `scope : ${quote(pathToken(r))}`).join(" OR ")})`);
+function clauseTokens(clauses: Clause[]): { and: string[]; not: string[] } | null {
+	const and: string[] = [];
+	const not: string[] = [];
+	for (const clause of clauses) {
+		switch (clause.kind) {
+			case "nothing":
+				return null;
+			case "cwd-under":
+				and.push(anyOf(clause.paths.map((p) => scopeIs(pathToken(p)))));
+				break;
+			case "session-in":
+				and.push(anyOf(clause.ids.map((id) => scopeIs(sessionToken(id)))));
+				break;
+			case "session-not-in":
+				not.push(...clause.ids.map((id) => scopeIs(sessionToken(id))));
+				break;
+		}
 	}
-	if (c.cwdPrefix !== undefined) {
-		const p = normalizeAbsolute(c.cwdPrefix);
-		if (p === null) return null;
-		and.push(`scope : ${quote(pathToken(p))}`);
-	}
-	if (c.sessionIds?.length) and.push(`(${c.sessionIds.map((id) => `scope : ${quote(sessionToken(id))}`).join(" OR ")})`);
-	let expr = and.join(" AND ");
-	const excluded = c.excludeSessionIds.map((id) => `scope : ${quote(sessionToken(id))}`);
-	if (c.excludeDerived) excluded.push(`scope : ${quote(DERIVED_TOKEN)}`);
+	return { and, not };
+}
+
+/**
+ * Combine a user MATCH expression with the session rule, so FTS5 yields only admitted rows.
+ * `excludeDerived` also leaves out pi-events' own echoes (a filter, not authorization). Returns
+ * null when the rule admits nothing (so the caller can answer "no hits" without asking FTS5).
+ */
+export function scopedMatch(match: string, rule: SessionRule, options: { excludeDerived?: boolean } = {}): string | null {
+	const tokens = clauseTokens(ruleClauses(rule));
+	if (tokens === null) return null;
+	let expr = [`(${match})`, ...tokens.and].join(" AND ");
+	const excluded = [...tokens.not];
+	if (options.excludeDerived) excluded.push(scopeIs(DERIVED_TOKEN));
 	if (excluded.length > 0) expr = `(${expr}) NOT (${excluded.join(" OR ")})`;
 	return expr;
 }

@@ -5,7 +5,8 @@
  */
 import type { ArgsDef } from "citty";
 import type { Scope } from "../auth/scope.ts";
-import { canonicalPath, resolveRoot, type Settings } from "../config.ts";
+import type { Settings } from "../config.ts";
+import { resolveCaller } from "../gate/caller.ts";
 
 export const callerArgs = {
 	root: { type: "string", description: "Authorization root (default: Git worktree root of the cwd, else the cwd)", valueHint: "dir" },
@@ -23,13 +24,15 @@ export interface CallerFlags {
 	"tool-call-id"?: string;
 }
 
+/** The caller as flags and pi's environment describe it (flags win). */
 export function scopeFrom(flags: CallerFlags, settings: Settings, env: Record<string, string | undefined>, cwd: string): Scope {
-	const roots = flags.all ? null : [resolveRoot(cwd, flags.root ?? settings.configRoot)];
-	const sessionId = flags["current-session"] || env.PI_SESSION_ID || null;
-	const file = flags["current-file"] || env.PI_SESSION_FILE || null;
-	const current =
-		sessionId || file
-			? { sessionId, sessionFile: file ? canonicalPath(file) : null, toolCallId: flags["tool-call-id"] || null }
-			: null;
-	return { roots, current };
+	return resolveCaller({
+		cwd,
+		root: flags.root ?? null,
+		configRoot: settings.configRoot,
+		all: flags.all === true,
+		sessionId: flags["current-session"] || env.PI_SESSION_ID || null,
+		sessionFile: flags["current-file"] || env.PI_SESSION_FILE || null,
+		toolCallId: flags["tool-call-id"] || null,
+	});
 }

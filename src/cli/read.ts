@@ -3,7 +3,7 @@ import { defineCommand } from "citty";
 import { PiEventsError } from "../errors.ts";
 import { refresh } from "../sync/freshness.ts";
 import { renderRead } from "../present/render-read.ts";
-import { Access } from "../query/access.ts";
+import { Gate } from "../gate/gate.ts";
 import { MAX_NEIGHBOURS, readEvent } from "../query/read.ts";
 import { openIndex } from "../store/db.ts";
 import { callerArgs, scopeFrom } from "./caller.ts";
@@ -42,7 +42,7 @@ export const readCommand = defineCommand({
 		const db = openIndex(settings.indexPath);
 		try {
 			if (a.sync !== false) refresh(db, settings.sourceDirs, { sync: true, scope, debug });
-			const result = readEvent(new Access(db, scope), {
+			const result = readEvent(new Gate(db, scope), {
 				sessionId: a.session,
 				entryId: a.entry,
 				fragmentId: a.fragment,

@@ -2,7 +2,7 @@
 import { defineCommand } from "citty";
 import { refresh } from "../sync/freshness.ts";
 import { renderTrace } from "../present/render-trace.ts";
-import { Access } from "../query/access.ts";
+import { Gate } from "../gate/gate.ts";
 import { traceEvent } from "../query/trace.ts";
 import { openIndex } from "../store/db.ts";
 import { callerArgs, scopeFrom } from "./caller.ts";
@@ -27,7 +27,7 @@ export const traceCommand = defineCommand({
 		const db = openIndex(settings.indexPath);
 		try {
 			if (a.sync !== false) refresh(db, settings.sourceDirs, { sync: true, scope, debug });
-			const result = traceEvent(new Access(db, scope), a.session, a.entry);
+			const result = traceEvent(new Gate(db, scope), a.session, a.entry);
 			const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
 			process.stdout.write(a.json ? `${toJson(result, 2)}\n` : renderTrace(result, { color }));
 			return 0;

@@ -9,8 +9,7 @@ import { projectEntry } from "../project/projector.ts";
 import { hashBytes } from "../source/hash.ts";
 import { decodeLine } from "../source/jsonl.ts";
 import { readLineAt } from "../source/read.ts";
-import type { EventRow, SessionRow } from "../store/events.ts";
-import type { Access } from "./access.ts";
+import type { EventRow, Gate, SessionRow, VisibleSession } from "../gate/gate.ts";
 import { type EventView, eventView } from "./views.ts";
 
 /** Characters of each content part shown by a read without a fragment window. */
@@ -64,8 +63,9 @@ export interface ReadResult {
 	};
 }
 
-export function readEvent(access: Access, req: ReadRequest): ReadResult {
-	const { session, event } = access.event(req.sessionId, req.entryId);
+export function readEvent(gate: Gate, req: ReadRequest): ReadResult {
+	const { session: visible, event } = gate.event(req.sessionId, req.entryId);
+	const session = visible.row;
 	const entry = readSource(session, event);
 	const projected = projectEntry(entry, {
 		seq: event.seq,
@@ -102,19 +102,19 @@ export function readEvent(access: Access, req: ReadRequest): ReadResult {
 	const before = clampCount(req.before, "before");
 	const after = clampCount(req.after, "after");
 	const order = req.order ?? "append";
-	const neighbours = order === "branch" ? branchNeighbours(access, session, event, before, after) : appendNeighbours(access, session, event, before, after);
+	const neighbours = order === "branch" ? branchNeighbours(visible, event, before, after) : appendNeighbours(visible, event, before, after);
 
 	const meta = event.meta ? (JSON.parse(event.meta) as Record<string, unknown>) : {};
 	const omitted = Array.isArray(meta.omitted) ? (meta.omitted as string[]) : [];
 	delete meta.omitted;
 	return {
 		event: {
-			...eventView(event, session, access.store),
+			...eventView(event, visible),
 			locator: { file: session.path, line: event.line, byteOffset: event.byte_offset, byteLength: event.byte_length },
 			meta,
-			files: access.store.files(event.event_key),
+			files: visible.files(event),
 		},
-		session: { sessionId: session.session_id, cwd: session.cwd, name: access.sessionFacts(session).name, file: session.path },
+		session: { sessionId: session.session_id, cwd: session.cwd, name: session.name || null, file: session.path },
 		content,
 		window,
 		omitted: [...omitted, ...signaturesIn(entry)],
@@ -150,11 +150,11 @@ function signaturesIn(entry: Record<string, unknown>): string[] {
 		: [];
 }
 
-function appendNeighbours(access: Access, session: SessionRow, event: EventRow, before: number, after: number) {
-	const visible = (rows: EventRow[]) => rows.filter((r) => access.eventVisible(session, r)).map((r) => eventView(r, session, access.store));
+function appendNeighbours(session: VisibleSession, event: EventRow, before: number, after: number) {
+	const views = (rows: EventRow[]) => rows.map((r) => eventView(r, session));
 	return {
-		before: before > 0 ? visible(access.store.eventsBySeq(session.session_key, event.seq - before, event.seq - 1)) : [],
-		after: after > 0 ? visible(access.store.eventsBySeq(session.session_key, event.seq + 1, event.seq + after)) : [],
+		before: before > 0 ? views(session.eventsBySeq(event.seq - before, event.seq - 1)) : [],
+		after: after > 0 ? views(session.eventsBySeq(event.seq + 1, event.seq + after)) : [],
 		alternatives: [],
 		alternativesTotal: 0,
 		stoppedAt: null,
@@ -165,15 +165,14 @@ function appendNeighbours(access: Access, session: SessionRow, event: EventRow, 
  * Branch order: predecessors follow parentId; successors follow the selected child on the
  * root-to-leaf path, else the only child, and stop at an unresolved fork listing every candidate.
  */
-function branchNeighbours(access: Access, session: SessionRow, event: EventRow, before: number, after: number) {
-	const store = access.store;
-	const view = (r: EventRow) => eventView(r, session, store);
+function branchNeighbours(session: VisibleSession, event: EventRow, before: number, after: number) {
+	const view = (r: EventRow) => eventView(r, session);
 	const predecessors: EventRow[] = [];
 	const seen = new Set<string>([event.entry_id]);
 	let cursor: EventRow | null = event;
 	while (predecessors.length < before && cursor?.parent_id) {
-		const parent = store.event(session.session_key, cursor.parent_id);
-		if (!parent || seen.has(parent.entry_id) || !access.eventVisible(session, parent)) break;
+		const parent = session.event(cursor.parent_id);
+		if (!parent || seen.has(parent.entry_id)) break;
 		seen.add(parent.entry_id);
 		predecessors.unshift(parent);
 		cursor = parent;
@@ -183,7 +182,7 @@ function branchNeighbours(access: Access, session: SessionRow, event: EventRow, 
 	let stoppedAt: "end" | "fork" | null = null;
 	cursor = event;
 	while (successors.length < after) {
-		const children: EventRow[] = store.children(session.session_key, cursor.entry_id).filter((c) => access.eventVisible(session, c) && !seen.has(c.entry_id));
+		const children: EventRow[] = session.children(cursor.entry_id).filter((c) => !seen.has(c.entry_id));
 		let next: EventRow | undefined;
 		if (cursor.branch_state === "selected") {
 			next = children.find((c) => c.branch_state === "selected");

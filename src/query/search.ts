@@ -1,28 +1,16 @@
 /**
- * The search use case: parse the query, resolve the scope and the current session's cutoff,
+ * The search use case: parse the query, then, through the gate (which applies the caller's scope
+ * and the current session's cutoff in every statement),
  * rank fragments (full BM25 when the terms are selective; newest-first windows under a time
  * budget when they are very common), coalesce fragments of one event into one hit with the
  * strongest fragment as evidence, and attach bounded snippets.
  */
 import type { Database } from "bun:sqlite";
-import { type Scope, sessionInScope } from "../auth/scope.ts";
-import { scopedMatch } from "../auth/scope-tokens.ts";
+import type { Scope } from "../auth/scope.ts";
+import { type CandidateRow, Gate, type RankedRow, type ScopedSearch, type SearchFilters } from "../gate/gate.ts";
 import { PiEventsError } from "../errors.ts";
 import type { BranchState, ContextRole, SelectionState, SemanticKind } from "../model.ts";
 import { type Highlight, makeSnippet } from "./snippet.ts";
-import {
-	type CandidateRow,
-	countMatches,
-	eventsWithFailedCalls,
-	hydrate,
-	matchedPerEvent,
-	rankFragments,
-	type RankedRow,
-	type SqlFilters,
-} from "../store/search.ts";
-import { invocationCutoff, sessionIdOfFile } from "../store/caller.ts";
-import { canonicalPath } from "../source/paths.ts";
-import { EventStore } from "../store/events.ts";
 import { isoTime } from "../project/projector.ts";
 import { ERROR_BOOST } from "../project/weights.ts";
 import { type ParsedQuery, parseQuery } from "./fts.ts";
@@ -41,7 +29,7 @@ export const RECENT_MATCHES = 1_000;
 /** Up to this many matches of the unscoped terms, rank them unscoped and filter the scope in SQL. */
 const UNSCOPED_RANK_LIMIT = 8_000;
 
-export type SearchFilters = Omit<SqlFilters, "roots" | "excludeSessionIds" | "cutoff" | "excludeDerived">;
+export type { SearchFilters };
 
 export const SORT_ORDERS = ["relevance", "newest", "oldest"] as const;
 export type SortOrder = (typeof SORT_ORDERS)[number];
@@ -133,16 +121,9 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 		throw new PiEventsError("E_USAGE", `limit must be an integer from 1 to ${MAX_LIMIT}`);
 	}
 	const parsed = parseQuery(request.query, { exact: request.exact });
-	const filters = resolveFilters(db, request);
-	// The scope is part of the MATCH expression: FTS5 only ever yields in-scope rows.
-	const match = scopedMatch(parsed.match, {
-		roots: filters.roots,
-		cwdPrefix: filters.cwdPrefix,
-		sessionIds: filters.sessionIds,
-		excludeSessionIds: filters.excludeSessionIds,
-		excludeDerived: filters.excludeDerived,
-	});
-	if (match === null) {
+	// Every read below goes through the gate, which puts the caller's scope into each statement.
+	const scoped = new Gate(db, request.scope).search(parsed.match, request.filters, { includeDerived: request.includeDerived });
+	if (scoped === null) {
 		return {
 			hits: [],
 			coverage: {
@@ -161,7 +142,7 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 	}
 
 	// Counting in-scope matches is cheap (no ranking, no joins) and capped: it only decides how to rank.
-	const counted = countMatches(db, match, FULL_RANK_LIMIT + 1);
+	const counted = scoped.count(FULL_RANK_LIMIT + 1);
 	const complete = counted <= FULL_RANK_LIMIT;
 	const sort = request.sort ?? "relevance";
 	const grouped = request.groupBy === "session";
@@ -171,21 +152,16 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 	if (complete) {
 		// BM25 computes an IDF for every phrase of the MATCH, scope tokens included, by scanning its
 		// rows: for a wide scope that costs more than the query. When the user's terms alone match
-		// few fragments, rank with them and apply the scope in SQL instead.
-		let rankMatch = match;
-		let sessionLevel = false;
-		if (match !== parsed.match && countMatches(db, parsed.match, UNSCOPED_RANK_LIMIT + 1) <= UNSCOPED_RANK_LIMIT) {
-			rankMatch = parsed.match;
-			sessionLevel = true;
-		}
+		// few fragments, the gate ranks with them and applies the same scope rule in SQL instead.
+		const scopeInSql = scoped.fewUnscopedMatches(UNSCOPED_RANK_LIMIT);
 		// Every in-scope match that the filters allow (at most FULL_RANK_LIMIT): exact counts,
 		// grouping and time order need them all, and BM25 scores them all anyway to sort.
-		ranked = rankFragments(db, rankMatch, filters, FULL_RANK_LIMIT, { sessionLevel, withTime: sort !== "relevance" });
+		ranked = scoped.rank(FULL_RANK_LIMIT, { scopeInSql, withTime: sort !== "relevance" });
 	} else {
 		// Very common terms: the newest (or, sorting oldest first, the oldest) RECENT_MATCHES in-scope
 		// matches that the filters allow, by index order (rowids grow with sessions in creation order).
 		mode = "recent";
-		ranked = rankFragments(db, match, filters, RECENT_MATCHES, { order: sort === "oldest" ? "oldest" : "newest", withTime: sort !== "relevance" });
+		ranked = scoped.rank(RECENT_MATCHES, { order: sort === "oldest" ? "oldest" : "newest", withTime: sort !== "relevance" });
 		// Counting stopped past FULL_RANK_LIMIT (an exact count of 150,000 matches costs ~5 ms): the share is unknown.
 		rankedShare = null;
 		if (ranked.length < RECENT_MATCHES) {
@@ -196,7 +172,7 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 	}
 
 	// Signals BM25 cannot see (conversational evidence, proximity), from the top candidates' source text.
-	const texts = sort === "relevance" ? rerank(db, ranked, parsed.terms) : new Map<number, string | null>();
+	const texts = sort === "relevance" ? rerank(scoped, ranked, parsed.terms) : new Map<number, string | null>();
 
 	// One candidate per event (its best fragment), or per session (its first event in the order).
 	const events = bestPerEvent(ranked);
@@ -205,10 +181,8 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 	const order = sort === "relevance" ? byScore : sort === "newest" ? byTime(-1) : byTime(1);
 	events.sort(order);
 	const candidates = grouped ? firstPerSession(events) : events;
-	const rows = selectEvents(db, candidates, limit, sort === "relevance", grouped).filter(
-		// Defence in depth: the scope was applied inside FTS5; check every hit once more.
-		(row) => sessionInScope(request.scope, row.cwd_real) && !filters.excludeSessionIds.includes(row.session_id),
-	);
+	// The gate checks every hydrated row once more against the rule (defence in depth).
+	const rows = selectEvents(scoped, candidates, limit, sort === "relevance", grouped);
 	const coverage: SearchCoverage = {
 		mode,
 		estimatedMatches: events.length,
@@ -217,22 +191,9 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 		truncated: candidates.length > rows.length,
 		rankedShare,
 		ignoredTerms: parsed.ignored,
-		...(rows.length > 0 ? notEmpty() : explainEmpty(db, parsed, filters, counted)),
+		...(rows.length > 0 ? notEmpty() : explainEmpty(scoped, parsed, counted)),
 	};
-	if (filters.cutoff) {
-		// The current session's name as it was before the cutoff: a later rename must not leak.
-		const store = new EventStore(db);
-		for (const row of rows) {
-			if (row.session_id === filters.cutoff.sessionId) row.session_name = store.factsBefore(row.session_key, filters.cutoff.seq).name;
-		}
-	}
-	const matched = matchedPerEvent(
-		db,
-		parsed.match,
-		rows.map((r) => r.event_key),
-		filters.kinds,
-		filters.excludeDerived,
-	);
+	const matched = scoped.matchedPerEvent(rows);
 	return {
 		hits: rows.map((row) => {
 			const hit = toHit(row, matched.get(row.event_key) ?? 1, texts.has(row.frag_key) ? (texts.get(row.frag_key) ?? null) : fragmentText(row), parsed.terms);
@@ -249,22 +210,11 @@ export function search(db: Database, request: SearchRequest): SearchResult {
  * only). With a targeted current session, its events are left out of the explanation: whether a
  * term occurs after the invocation cutoff must not show.
  */
-function explainEmpty(db: Database, parsed: ParsedQuery, filters: SqlFilters, counted: number): Pick<SearchCoverage, "emptyBecause" | "unmatchedTerms"> {
-	const constraint = {
-		roots: filters.roots,
-		cwdPrefix: filters.cwdPrefix,
-		sessionIds: filters.sessionIds,
-		excludeSessionIds: filters.cutoff ? [...filters.excludeSessionIds, filters.cutoff.sessionId] : filters.excludeSessionIds,
-		excludeDerived: filters.excludeDerived,
-	};
-	const occurs = (expr: string, excludeDerived = constraint.excludeDerived) => {
-		const m = scopedMatch(expr, { ...constraint, excludeDerived });
-		return m !== null && countMatches(db, m, 1) > 0;
-	};
-	if (!filters.cutoff && counted > 0) return { emptyBecause: "filters", unmatchedTerms: [] };
-	if (filters.cutoff && occurs(parsed.match)) return { emptyBecause: "filters", unmatchedTerms: [] };
-	if (filters.excludeDerived && occurs(parsed.match, false)) return { emptyBecause: "derived", unmatchedTerms: [] };
-	const unmatched = parsed.terms.filter((t) => !occurs(t.alternatives.join(" OR "))).map((t) => t.text);
+function explainEmpty(scoped: ScopedSearch, parsed: ParsedQuery, counted: number): Pick<SearchCoverage, "emptyBecause" | "unmatchedTerms"> {
+	if (!scoped.cutoffApplies && counted > 0) return { emptyBecause: "filters", unmatchedTerms: [] };
+	if (scoped.cutoffApplies && scoped.occurs(parsed.match)) return { emptyBecause: "filters", unmatchedTerms: [] };
+	if (scoped.excludesDerived && scoped.occurs(parsed.match, { includeDerived: true })) return { emptyBecause: "derived", unmatchedTerms: [] };
+	const unmatched = parsed.terms.filter((t) => !scoped.occurs(t.alternatives.join(" OR "))).map((t) => t.text);
 	return unmatched.length > 0 ? { emptyBecause: "terms", unmatchedTerms: unmatched } : { emptyBecause: "together", unmatchedTerms: [] };
 }
 
@@ -307,17 +257,16 @@ export const RERANK_CANDIDATES = 30;
  * Multiply the top candidates' scores by their text signals and re-sort, in place. Returns the
  * texts read (null: the source changed since indexing), keyed by fragment, for the snippets.
  */
-function rerank(db: Database, ranked: RankedRow[], terms: readonly SignalTerm[]): Map<number, string | null> {
+function rerank(scoped: ScopedSearch, ranked: RankedRow[], terms: readonly SignalTerm[]): Map<number, string | null> {
 	const texts = new Map<number, string | null>();
 	// The top candidates by BM25 × kind weight (in the recent window, by kind weight alone).
 	ranked.sort(byScore);
 	const top = ranked.slice(0, RERANK_CANDIDATES);
 	if (top.length === 0) return texts;
-	const rows = new Map(hydrate(db, top).map((r) => [r.frag_key, r]));
+	const rows = new Map(scoped.hydrate(top).map((r) => [r.frag_key, r]));
 	const prose = proseShare(terms);
 	// A call whose result failed is what went wrong, like the result itself (which carries the error boost).
-	const failedCalls = eventsWithFailedCalls(
-		db,
+	const failedCalls = scoped.failedCallEvents(
 		[...rows.values()].filter((r) => r.kind === "tool.call").map((r) => r.event_key),
 	);
 	for (const r of top) {
@@ -337,7 +286,7 @@ function rerank(db: Database, ranked: RankedRow[], terms: readonly SignalTerm[])
  * one kept are ordered by the full tie-break (newest first, then session, entry, fragment id), so
  * a smaller limit always yields a prefix of a larger one; time order is already total.
  */
-function selectEvents(db: Database, ordered: RankedRow[], limit: number, byRelevance: boolean, grouped: boolean): CandidateRow[] {
+function selectEvents(scoped: ScopedSearch, ordered: RankedRow[], limit: number, byRelevance: boolean, grouped: boolean): CandidateRow[] {
 	if (ordered.length === 0) return [];
 	// Hydrate a little past the cut: an /export + /import pair holds the same (sessionId, entryId)
 	// in two files, and such copies are one event (one session), shown once.
@@ -347,10 +296,10 @@ function selectEvents(db: Database, ordered: RankedRow[], limit: number, byRelev
 		const boundary = ordered[Math.min(limit, ordered.length) - 1]!.score;
 		const sure = ordered.filter((r) => r.score < boundary);
 		const tied = ordered.filter((r) => r.score === boundary);
-		rows = hydrate(db, sure.slice(0, want)).sort(compareRows);
-		if (rows.length < want && tied.length > 0) rows.push(...hydrate(db, tied).sort(compareRows).slice(0, want - rows.length));
+		rows = scoped.hydrate(sure.slice(0, want)).sort(compareRows);
+		if (rows.length < want && tied.length > 0) rows.push(...scoped.hydrate(tied).sort(compareRows).slice(0, want - rows.length));
 	} else {
-		rows = hydrate(db, ordered.slice(0, want));
+		rows = scoped.hydrate(ordered.slice(0, want));
 	}
 	const seen = new Set<string>();
 	return rows
@@ -370,24 +319,6 @@ function bestPerEvent(ranked: RankedRow[]): RankedRow[] {
 		if (!seen || r.score < seen.score || (r.score === seen.score && r.frag_key > seen.frag_key)) best.set(r.event_key, r);
 	}
 	return [...best.values()];
-}
-
-function resolveFilters(db: Database, request: SearchRequest): SqlFilters {
-	const { scope, filters } = request;
-	const current = scope.current;
-	let currentId = current?.sessionId ?? null;
-	if (!currentId && current?.sessionFile) currentId = sessionIdOfFile(db, canonicalPath(current.sessionFile));
-	const excludeSessionIds: string[] = [];
-	let cutoff: SqlFilters["cutoff"] = null;
-	if (currentId) {
-		if (filters.sessionIds?.includes(currentId)) {
-			const ownFile = current?.sessionFile ? canonicalPath(current.sessionFile) : null;
-			cutoff = { sessionId: currentId, seq: invocationCutoff(db, currentId, ownFile, current?.toolCallId ?? null) };
-		} else {
-			excludeSessionIds.push(currentId);
-		}
-	}
-	return { ...filters, roots: scope.roots, excludeSessionIds, cutoff, excludeDerived: request.includeDerived !== true };
 }
 
 function compareRows(a: CandidateRow, b: CandidateRow): number {

@@ -5,8 +5,7 @@
  * lineage resolves `parentSession` only to indexed, authorized files, and stops at anything else
  * without revealing it.
  */
-import type { EventRow, SessionRow } from "../store/events.ts";
-import type { Access } from "./access.ts";
+import type { EventRow, Gate, VisibleSession } from "../gate/gate.ts";
 import { type EventView, eventView } from "./views.ts";
 
 /** Most children and siblings listed in a trace (the totals are always given). */
@@ -40,18 +39,13 @@ export interface TraceResult {
 	relations: Relation[];
 }
 
-export function traceEvent(access: Access, sessionId: string, entryId: string): TraceResult {
-	const { session, event } = access.event(sessionId, entryId);
-	const store = access.store;
-	const visible = (r: EventRow | null | undefined): r is EventRow => !!r && access.eventVisible(session, r);
-	const view = (r: EventRow) => eventView(r, session, store);
+export function traceEvent(gate: Gate, sessionId: string, entryId: string): TraceResult {
+	const { session, event } = gate.event(sessionId, entryId);
+	const view = (r: EventRow) => eventView(r, session);
 
-	const parentRow = event.parent_id ? store.event(session.session_key, event.parent_id) : null;
-	const parent = visible(parentRow) ? parentRow : null;
-	const allChildren = store.children(session.session_key, event.entry_id).filter(visible);
-	const allSiblings = (parent ? store.children(session.session_key, parent.entry_id) : store.roots(session.session_key)).filter(
-		(r) => r.entry_id !== event.entry_id && visible(r),
-	);
+	const parent = event.parent_id ? session.event(event.parent_id) : null;
+	const allChildren = session.children(event.entry_id);
+	const allSiblings = (parent ? session.children(parent.entry_id) : session.roots()).filter((r) => r.entry_id !== event.entry_id);
 	// Bounded output: a node with 100,000 children must not produce 100,000 previews.
 	const children = allChildren.slice(0, MAX_TRACE_NODES);
 	const siblingRows = allSiblings.slice(0, MAX_TRACE_NODES);
@@ -69,35 +63,36 @@ export function traceEvent(access: Access, sessionId: string, entryId: string): 
 
 	// Tool calls and their results share a recorded tool-call id.
 	if (event.tool_call_id) {
-		const caller = store.callerOf(session.session_key, event.tool_call_id);
-		if (visible(caller)) rel("tool-result-for", "out", "recorded", caller);
+		const caller = session.callerOf(event.tool_call_id);
+		if (caller) rel("tool-result-for", "out", "recorded", caller);
 	}
 	for (const callId of event.call_ids ? (JSON.parse(event.call_ids) as string[]) : []) {
-		for (const result of store.resultsFor(session.session_key, callId)) if (visible(result)) rel("tool-result-for", "in", "recorded", result);
+		for (const result of session.resultsFor(callId)) rel("tool-result-for", "in", "recorded", result);
 	}
 
 	// Pointers recorded in the target (compaction boundary, branch-summary source, label/edit target).
 	const pointerRelation: Record<string, string> = { compaction: "compacts", branch_summary: "branch-summary-from", label: "labels", context_edit: "edits-context-of" };
 	const outgoing = pointerRelation[event.event_type];
 	if (outgoing && event.target_id) {
-		const target = store.event(session.session_key, event.target_id);
-		if (visible(target)) rel(outgoing, "out", "recorded", target);
+		const target = session.event(event.target_id);
+		if (target) rel(outgoing, "out", "recorded", target);
 		else relations.push({ relation: outgoing, direction: "out", label: "recorded", node: null, note: `points at ${JSON.stringify(event.target_id)}, which is not in this session's index` });
 	}
-	for (const pointer of store.pointingAt(session.session_key, event.entry_id)) {
+	for (const pointer of session.pointingAt(event.entry_id)) {
 		const relation = pointerRelation[pointer.event_type];
-		if (relation && visible(pointer)) rel(relation, "in", "recorded", pointer);
+		if (relation) rel(relation, "in", "recorded", pointer);
 	}
 
-	for (const f of store.files(event.event_key)) {
+	for (const f of session.files(event)) {
 		relations.push({ relation: f.op === "read" ? "file-read" : "file-changed", direction: "out", label: "recorded", node: null, path: f.path });
 	}
 
-	relations.push(...lineage(access, session, event));
+	relations.push(...lineage(gate, session, event));
 
+	const row = session.row;
 	return {
 		target: view(event),
-		session: { sessionId: session.session_id, cwd: session.cwd, file: session.path, ...access.sessionFacts(session) },
+		session: { sessionId: row.session_id, cwd: row.cwd, file: row.path, name: row.name || null, leafEntryId: row.leaf_entry },
 		parent: parent ? view(parent) : null,
 		children: children.map(view),
 		siblings: siblingRows.map(view),
@@ -113,32 +108,26 @@ export function traceEvent(access: Access, sessionId: string, entryId: string): 
  * to an indexed file whose session is authorized; within it, an entry with the same id is a copy
  * made by pi's fork operations. Children that name this session as parent are found the same way.
  */
-function lineage(access: Access, session: SessionRow, event: EventRow): Relation[] {
-	const store = access.store;
+function lineage(gate: Gate, session: VisibleSession, event: EventRow): Relation[] {
 	const out: Relation[] = [];
-	if (session.parent_session) {
-		const parent = session.parent_real ? store.sessionByRealPath(session.parent_real) : null;
-		if (parent && access.sessionVisible(parent)) {
-			out.push({ relation: "session-parent", direction: "out", label: "recorded", node: null, session: sessionInfo(parent, access) });
-			const copy = store.event(parent.session_key, event.entry_id);
-			if (copy && !event.id_derived && access.eventVisible(parent, copy)) {
-				out.push({ relation: "copied-from", direction: "out", label: "derived", node: eventView(copy, parent, store) });
-			}
+	if (session.row.parent_session) {
+		const parent = session.row.parent_real ? gate.sessionAtPath(session.row.parent_real) : null;
+		if (parent) {
+			out.push({ relation: "session-parent", direction: "out", label: "recorded", node: null, session: sessionInfo(parent) });
+			const copy = event.id_derived ? null : parent.event(event.entry_id);
+			if (copy) out.push({ relation: "copied-from", direction: "out", label: "derived", node: eventView(copy, parent) });
 		} else {
 			out.push({ relation: "session-parent", direction: "out", label: "recorded", node: null, session: null, note: "the parent session is not available (not indexed, moved, or outside your scope)" });
 		}
 	}
-	for (const child of store.childrenOfFile(session.real_path)) {
-		if (child.session_key === session.session_key || !access.sessionVisible(child)) continue;
-		out.push({ relation: "session-child", direction: "in", label: "recorded", node: null, session: sessionInfo(child, access) });
-		const copy = store.event(child.session_key, event.entry_id);
-		if (copy && !event.id_derived && access.eventVisible(child, copy)) {
-			out.push({ relation: "copied-from", direction: "in", label: "derived", node: eventView(copy, child, store) });
-		}
+	for (const child of gate.childSessions(session)) {
+		out.push({ relation: "session-child", direction: "in", label: "recorded", node: null, session: sessionInfo(child) });
+		const copy = event.id_derived ? null : child.event(event.entry_id);
+		if (copy) out.push({ relation: "copied-from", direction: "in", label: "derived", node: eventView(copy, child) });
 	}
 	return out;
 }
 
-function sessionInfo(s: SessionRow, access: Access) {
-	return { sessionId: s.session_id, cwd: s.cwd, name: access.sessionFacts(s).name };
+function sessionInfo(s: VisibleSession) {
+	return { sessionId: s.row.session_id, cwd: s.row.cwd, name: s.row.name || null };
 }

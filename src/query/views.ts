@@ -1,5 +1,5 @@
 /** Bounded event metadata with a short preview: what reads, traces and neighbours return per node. */
-import type { EventRow, EventStore, SessionRow } from "../store/events.ts";
+import type { EventRow, VisibleSession } from "../gate/gate.ts";
 import { isoTime } from "../project/projector.ts";
 import { fragmentTexts } from "./source-text.ts";
 
@@ -26,8 +26,9 @@ export interface EventView {
 	preview: string | null;
 }
 
-export function eventView(e: EventRow, session: SessionRow, store: EventStore): EventView {
-	const first = store.fragments(e.event_key)[0];
+export function eventView(e: EventRow, visible: VisibleSession): EventView {
+	const session = visible.row;
+	const first = visible.fragments(e)[0];
 	const text = first
 		? fragmentTexts({
 				path: session.path,

@@ -8,7 +8,8 @@ import type { Database } from "bun:sqlite";
 import { resolve } from "node:path";
 import type { Scope } from "../auth/scope.ts";
 import { statSync } from "node:fs";
-import { canonicalPath, resolveRoot, type Settings } from "../config.ts";
+import { canonicalPath, type Settings } from "../config.ts";
+import { resolveCaller } from "../gate/caller.ts";
 import { indexedSize } from "../store/status.ts";
 import { errorCode, isPiEventsError, publicMessage } from "../errors.ts";
 import { forScope, observe, type RawFreshness } from "../sync/freshness.ts";
@@ -191,13 +192,7 @@ export class StdioServer {
 	}
 
 	private scopeFor(caller: Caller): Scope {
-		return {
-			roots: [resolveRoot(caller.cwd, this.opts.launch.root ?? this.opts.settings.configRoot)],
-			current:
-				caller.sessionId || caller.sessionFile
-					? { sessionId: caller.sessionId, sessionFile: caller.sessionFile, toolCallId: caller.toolCallId }
-					: null,
-		};
+		return resolveCaller({ ...caller, root: this.opts.launch.root, configRoot: this.opts.settings.configRoot });
 	}
 
 	/**

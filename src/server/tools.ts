@@ -14,7 +14,7 @@ import { BRANCH_STATES, SELECTION_STATES, SEMANTIC_KINDS } from "../model.ts";
 import { renderRead } from "../present/render-read.ts";
 import { freshnessLine, noHitsHint, renderHits } from "../present/render.ts";
 import { renderTrace } from "../present/render-trace.ts";
-import { Access } from "../query/access.ts";
+import { Gate } from "../gate/gate.ts";
 import { MAX_NEIGHBOURS, MAX_WINDOW, readEvent } from "../query/read.ts";
 import { SORT_ORDERS, search } from "../query/search.ts";
 import { traceEvent } from "../query/trace.ts";
@@ -219,7 +219,7 @@ export const TOOLS: ToolDef[] = [
 		output: ReadOutput,
 		run: (args: v.InferOutput<typeof ReadInput>, ctx) => {
 			ctx.refresh();
-			const result = readEvent(new Access(ctx.db, ctx.scope), args);
+			const result = readEvent(new Gate(ctx.db, ctx.scope), args);
 			return { structured: result as unknown as Record<string, unknown>, text: renderRead(result) };
 		},
 	},
@@ -232,7 +232,7 @@ export const TOOLS: ToolDef[] = [
 		output: TraceOutput,
 		run: (args: v.InferOutput<typeof TraceInput>, ctx) => {
 			ctx.refresh();
-			const result = traceEvent(new Access(ctx.db, ctx.scope), args.sessionId, args.entryId);
+			const result = traceEvent(new Gate(ctx.db, ctx.scope), args.sessionId, args.entryId);
 			return { structured: result as unknown as Record<string, unknown>, text: renderTrace(result, { color: false }) };
 		},
 	},

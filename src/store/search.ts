@@ -1,9 +1,11 @@
 /**
  * Search SQL: FTS5 candidates ranked by weighted BM25 inside the statement that performs the
- * MATCH, joined to events and sessions where the authorization scope and every filter apply, so
- * nothing outside the scope is ever read into the process.
+ * MATCH, with the authorization scope and every filter applied in that same statement, so nothing
+ * outside the scope is ever read into the process. Called only by the gate (gate/gate.ts), which
+ * supplies the scope; query/ never calls it directly.
  */
 import type { Database, SQLQueryBindings } from "bun:sqlite";
+import { cutoffSql, sessionRuleSql } from "../auth/scope-sql.ts";
 import type { BranchState, SelectionState, SemanticKind } from "../model.ts";
 export { KIND_WEIGHTS } from "../project/weights.ts";
 
@@ -76,39 +78,20 @@ interface SqlPart {
 }
 
 /**
- * The event- and fragment-level filters as SQL. Session-level constraints (roots, cwd, session
- * ids, the excluded current session) are not here: they are part of the MATCH expression
- * (auth/scope-tokens.ts), so FTS5 never yields a row outside them. The events join is added
- * only when an event filter needs it.
+ * The event- and fragment-level filters as SQL, with the cutoff (auth/scope-sql.ts). The session
+ * rule (roots, cwd, session ids, the excluded current session) is usually part of the MATCH
+ * expression (auth/scope-tokens.ts); with `sessionLevel` it is added here instead, rendered from
+ * the same rule. The events join is added only when an event filter needs it.
  */
 export function filterSql(f: SqlFilters, sessionLevel = false): { where: string; params: SQLQueryBindings[]; needsEvents: boolean } {
 	const rest: SqlPart = { sql: [], params: [] };
 	let needsEvents = false;
 	if (sessionLevel) {
-		// The same session-level constraints as the scope tokens, as one set of session keys
-		// (for ranking with an unscoped MATCH: see rankFragments' `sessionLevel`).
-		const where: string[] = [];
-		const params: SQLQueryBindings[] = [];
-		const under = (roots: readonly string[]) => {
-			where.push(`(${roots.map(() => "(s.cwd_real = ? OR instr(s.cwd_real, ?) = 1)").join(" OR ")})`);
-			for (const root of roots) params.push(root, root === "/" ? "/" : `${root}/`);
-		};
-		if (f.roots !== null) {
-			if (f.roots.length === 0) where.push("0");
-			else under(f.roots);
-		}
-		if (f.cwdPrefix) under([f.cwdPrefix]);
-		if (f.sessionIds?.length) {
-			where.push(`s.session_id IN (${f.sessionIds.map(() => "?").join(", ")})`);
-			params.push(...f.sessionIds);
-		}
-		if (f.excludeSessionIds.length > 0) {
-			where.push(`s.session_id NOT IN (${f.excludeSessionIds.map(() => "?").join(", ")})`);
-			params.push(...f.excludeSessionIds);
-		}
-		if (where.length > 0) {
-			rest.sql.push(`f.session_key IN (SELECT s.session_key FROM sessions s WHERE ${where.join(" AND ")})`);
-			rest.params.push(...params);
+		// The session rule as SQL (for ranking with an unscoped MATCH: see rankFragments' `sessionLevel`).
+		const rule = sessionRuleSql({ roots: f.roots, cwdPrefix: f.cwdPrefix, sessionIds: f.sessionIds, excludeSessionIds: f.excludeSessionIds });
+		if (rule.sql !== "1") {
+			rest.sql.push(`f.session_key IN (SELECT s.session_key FROM sessions s WHERE ${rule.sql})`);
+			rest.params.push(...rule.params);
 		}
 	}
 	const inList = (column: string, values: readonly (string | number)[]) => {
@@ -119,11 +102,11 @@ export function filterSql(f: SqlFilters, sessionLevel = false): { where: string;
 		needsEvents = true;
 		fn();
 	};
-	if (f.cutoff) {
-		const { seq, sessionId } = f.cutoff;
+	const cutoff = cutoffSql(f.cutoff);
+	if (cutoff) {
 		ev(() => {
-			rest.sql.push("NOT (e.seq >= ? AND f.session_key IN (SELECT session_key FROM sessions WHERE session_id = ?))");
-			rest.params.push(seq, sessionId);
+			rest.sql.push(cutoff.sql);
+			rest.params.push(...cutoff.params);
 		});
 	}
 	if (f.kinds?.length) inList("f.kind", f.kinds);
@@ -171,7 +154,7 @@ export interface RankOptions {
 	 * "oldest": the same from the other end.
 	 */
 	order?: "score" | "newest" | "oldest";
-	/** The MATCH carries no scope tokens: apply the session-level constraints in SQL instead. */
+	/** The MATCH carries no scope tokens: apply the session rule in SQL, in the same statement. */
 	sessionLevel?: boolean;
 	/** Also return each event's time (for time order). */
 	withTime?: boolean;
@@ -252,17 +235,19 @@ export function matchedPerEvent(db: Database, match: string, eventKeys: number[]
 
 /**
  * Of these events, the ones holding a tool call whose result failed (same session, by call id).
- * Only candidates already in the caller's scope are asked about.
+ * Only candidates already in the caller's scope are asked about; a result at or after the cutoff
+ * of the targeted current session does not count (it must not show, not even in ranking).
  */
-export function eventsWithFailedCalls(db: Database, eventKeys: readonly number[]): Set<number> {
+export function eventsWithFailedCalls(db: Database, eventKeys: readonly number[], cutoff: { sessionId: string; seq: number } | null = null): Set<number> {
 	if (eventKeys.length === 0) return new Set();
+	const beforeCutoff = cutoffSql(cutoff, "r", "r.session_key");
 	const rows = db
 		.query(
 			`SELECT e.event_key FROM events e
 			 WHERE e.event_key IN (${eventKeys.map(() => "?").join(", ")}) AND e.call_ids IS NOT NULL
-			   AND EXISTS (SELECT 1 FROM json_each(e.call_ids) j JOIN events r ON r.session_key = e.session_key AND r.tool_call_id = j.value WHERE r.is_error = 1)`,
+			   AND EXISTS (SELECT 1 FROM json_each(e.call_ids) j JOIN events r ON r.session_key = e.session_key AND r.tool_call_id = j.value WHERE r.is_error = 1${beforeCutoff ? ` AND ${beforeCutoff.sql}` : ""})`,
 		)
-		.all(...eventKeys) as { event_key: number }[];
+		.all(...eventKeys, ...(beforeCutoff?.params ?? [])) as { event_key: number }[];
 	return new Set(rows.map((r) => r.event_key));
 }
 

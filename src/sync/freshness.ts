@@ -5,10 +5,11 @@
  * and directory names encode other workspaces' paths.
  */
 import type { Database } from "bun:sqlite";
-import { type Scope, sessionInScope } from "../auth/scope.ts";
+import type { Scope } from "../auth/scope.ts";
+import { Gate } from "../gate/gate.ts";
 import { PiEventsError } from "../errors.ts";
 import type { SourceDir } from "../source/discover.ts";
-import { cwdOfIndexedFile, lastSync } from "../store/status.ts";
+import { lastSync } from "../store/status.ts";
 import { checkFreshness } from "./compare.ts";
 import { syncIndex } from "./sync.ts";
 
@@ -104,11 +105,12 @@ export function forScope(db: Database, raw: RawFreshness, sourceDirs: readonly S
 function visibleProblems(db: Database, problems: string[], paths: string[], sourceDirs: readonly SourceDir[], scope: Scope | null): string[] {
 	if (scope === null || scope.roots === null) return problems.slice(0, MAX_PROBLEMS);
 	const roots = new Set(sourceDirs.map((d) => d.path));
+	const gate = new Gate(db, scope);
 	const shown: string[] = [];
 	let hidden = 0;
 	problems.forEach((problem, i) => {
 		const path = paths[i] ?? "";
-		const visible = path === "" || roots.has(path) || sessionInScope(scope, cwdOfIndexedFile(db, path));
+		const visible = path === "" || roots.has(path) || gate.fileInRoots(path);
 		if (visible && shown.length < MAX_PROBLEMS) shown.push(problem);
 		else hidden++;
 	});

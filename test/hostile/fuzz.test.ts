@@ -29,7 +29,7 @@ import { syncIndex, type SyncReport } from "../../src/sync/sync.ts";
 import { renderRead } from "../../src/present/render-read.ts";
 import { renderTrace } from "../../src/present/render-trace.ts";
 import { renderHits } from "../../src/present/render.ts";
-import { Access } from "../../src/query/access.ts";
+import { Gate } from "../../src/gate/gate.ts";
 import { readEvent } from "../../src/query/read.ts";
 import { search } from "../../src/query/search.ts";
 import { traceEvent } from "../../src/query/trace.ts";
@@ -686,7 +686,7 @@ function probe(db: Database, rng: Rng, failures: Failure[], count: number): numb
 	const scopes: Scope[] = [{ roots: null, current: null }, ...roots.slice(0, 3).map((r) => ({ roots: [r], current: null }))];
 	for (const e of events) {
 		const scope = rng.pick(scopes);
-		const access = new Access(db, scope);
+		const access = new Gate(db, scope);
 		const fragments = db.query("SELECT fragment_id FROM fragments WHERE event_key = ?1").all(e.event_key) as { fragment_id: string }[];
 		const fragmentId = fragments.length > 0 && rng.chance(0.5) ? rng.pick(fragments).fragment_id : undefined;
 		guard(failures, `read ${e.session_id}/${e.entry_id}`, () => {
@@ -723,7 +723,7 @@ function probe(db: Database, rng: Rng, failures: Failure[], count: number): numb
 		)
 		.all(count) as { session_id: string; entry_id: string; event_key: number; byte_offset: number; byte_length: number; path: string }[];
 	for (const e of edges) {
-		const access = new Access(db, scopes[0]!);
+		const access = new Gate(db, scopes[0]!);
 		guard(failures, `read (edge) ${e.session_id}/${e.entry_id}`, () => {
 			const r = readEvent(access, { sessionId: e.session_id, entryId: e.entry_id, order: rng.chance(0.5) ? "branch" : "append", before: 20, after: 20 });
 			renderRead(r);

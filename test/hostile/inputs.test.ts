@@ -18,7 +18,7 @@ import { syncIndex } from "../../src/sync/sync.ts";
 import { renderRead } from "../../src/present/render-read.ts";
 import { renderTrace } from "../../src/present/render-trace.ts";
 import { renderHits } from "../../src/present/render.ts";
-import { Access } from "../../src/query/access.ts";
+import { Gate } from "../../src/gate/gate.ts";
 import { readEvent } from "../../src/query/read.ts";
 import { search } from "../../src/query/search.ts";
 import { traceEvent } from "../../src/query/trace.ts";
@@ -58,7 +58,7 @@ function onlyPiEventsErrors(fn: () => unknown): unknown {
 
 /** search + read + trace (+ renderers) of every event of a session, unscoped. */
 function probeSession(db: Database, sessionId: string, query: string): void {
-	const access = new Access(db, UNSCOPED);
+	const access = new Gate(db, UNSCOPED);
 	const result = search(db, { query, filters: { sessionIds: [sessionId] }, limit: 100, scope: UNSCOPED });
 	renderHits(result.hits, { color: false });
 	const entries = db
@@ -261,7 +261,7 @@ describe("invalid UTF-8, NUL bytes, lone surrogates", () => {
 		expect(report.diagnostics.map((d) => [d.kind, d.line, d.offset])).toEqual([["malformed-json", 3, badOffset]]);
 		expect(hitsFor(t.db, "afterbad").map((h) => h.entryId)).toEqual(["u1"]);
 		expect(hitsFor(t.db, "secondline").map((h) => h.entryId)).toEqual(["u2"]);
-		const read = readEvent(new Access(t.db, UNSCOPED), { sessionId: "utf8-session", entryId: "u1" });
+		const read = readEvent(new Gate(t.db, UNSCOPED), { sessionId: "utf8-session", entryId: "u1" });
 		expect(read.content[0]!.text).toContain("\ufffd");
 		expect(read.content[0]!.text).toStartWith("beforebad ");
 		expect(read.content[0]!.text).toEndWith(" afterbad");
@@ -387,7 +387,7 @@ describe("a 100,000-entry session", () => {
 			const db = openIndex(layout.defaultIndex);
 			const states = db.query("SELECT branch_state, selection_state, count(*) AS n FROM events GROUP BY 1, 2").all();
 			expect(states).toEqual([{ branch_state: "selected", selection_state: "direct", n: N }]);
-			const access = new Access(db, UNSCOPED);
+			const access = new Gate(db, UNSCOPED);
 			const started = performance.now();
 			const leaf = readEvent(access, { sessionId: "chain-session", entryId: `e${N - 1}`, order: "branch", before: 20 });
 			expect(leaf.neighbours.before.length).toBe(20);
@@ -425,7 +425,7 @@ describe("a 100,000-entry session", () => {
 		]);
 		expect(states("cycle-session")).toEqual([{ b: "unknown", n }]);
 
-		const access = new Access(t.db, UNSCOPED);
+		const access = new Gate(t.db, UNSCOPED);
 		started = performance.now();
 		const cycleRead = readEvent(access, { sessionId: "cycle-session", entryId: "e0", order: "branch", before: 20, after: 20 });
 		expect(cycleRead.neighbours.before.length).toBe(20);
@@ -483,7 +483,7 @@ describe("parentId cycles", () => {
 			t3: "unknown",
 			leaf: "selected",
 		});
-		const access = new Access(t.db, UNSCOPED);
+		const access = new Gate(t.db, UNSCOPED);
 		for (const e of entries) {
 			const id = e.id as string;
 			const r = readEvent(access, { sessionId: "cycle-session", entryId: id, order: "branch", before: 20, after: 20 });

@@ -10,7 +10,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync,
 import { basename, dirname, join } from "node:path";
 import type { Scope } from "../../src/auth/scope.ts";
 import { PiEventsError } from "../../src/errors.ts";
-import { Access } from "../../src/query/access.ts";
+import { Gate } from "../../src/gate/gate.ts";
 import { DEFAULT_WINDOW, MAX_WINDOW, PART_CHARS, type ReadRequest, type ReadResult, readEvent } from "../../src/query/read.ts";
 import { cleanupTempDirs, legacyFixture } from "../helpers/temp.ts";
 import { type Setup, setupFixtures, sourceOf, UNSCOPED } from "./setup.ts";
@@ -528,9 +528,9 @@ describe("authorization", () => {
 	});
 });
 
-test("Access is the only gate: a fresh Access sees the same event", () => {
+test("the Gate is the only gate: a fresh Gate sees the same event", () => {
 	const b = s.fx("branched");
-	const a1 = readEvent(new Access(s.db, UNSCOPED), { sessionId: b.sessionId, entryId: b.notes.A });
+	const a1 = readEvent(new Gate(s.db, UNSCOPED), { sessionId: b.sessionId, entryId: b.notes.A });
 	const a2 = readEvent(s.access(), { sessionId: b.sessionId, entryId: b.notes.A });
 	expect(a1).toEqual(a2);
 });

@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Scope } from "../../src/auth/scope.ts";
 import { syncIndex } from "../../src/sync/sync.ts";
-import { Access } from "../../src/query/access.ts";
+import { Gate } from "../../src/gate/gate.ts";
 import type { SourceDir } from "../../src/source/discover.ts";
 import { openIndex } from "../../src/store/db.ts";
 import { copyIntoSessions, encodeCwd, makeTempDir, type ManifestEntry, PI_FIXTURES, piManifest } from "../helpers/temp.ts";
@@ -27,7 +27,7 @@ export interface Setup {
 	db: Database;
 	fixtures: Map<string, Fixture>;
 	fx(name: string): Fixture;
-	access(scope?: Scope): Access;
+	access(scope?: Scope): Gate;
 	sync(): ReturnType<typeof syncIndex>;
 }
 
@@ -82,7 +82,7 @@ export function setupFixtures(opts: { names?: string[]; dangling?: string[]; dbP
 			if (!f) throw new Error(`fixture ${name} not set up`);
 			return f;
 		},
-		access: (scope = UNSCOPED) => new Access(db, scope),
+		access: (scope = UNSCOPED) => new Gate(db, scope),
 		sync,
 	};
 }

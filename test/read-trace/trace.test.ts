@@ -12,7 +12,7 @@ import { join } from "node:path";
 import type { Scope } from "../../src/auth/scope.ts";
 import { PiEventsError } from "../../src/errors.ts";
 import { syncIndex } from "../../src/sync/sync.ts";
-import { Access } from "../../src/query/access.ts";
+import { Gate } from "../../src/gate/gate.ts";
 import { type Relation, type TraceResult, traceEvent } from "../../src/query/trace.ts";
 import { openIndex } from "../../src/store/db.ts";
 import { cleanupTempDirs, makeTempDir } from "../helpers/temp.ts";
@@ -314,7 +314,7 @@ describe("fork lineage through another spelling of the same path", () => {
 		syncIndex(db, { sourceDirs: [{ path: link, origin: "flag" }] });
 		const c = t.fx("fork-child-forkfrom");
 		const p = t.fx("fork-parent");
-		const tr = traceEvent(new Access(db, UNSCOPED), c.sessionId, p.notes.user1);
+		const tr = traceEvent(new Gate(db, UNSCOPED), c.sessionId, p.notes.user1);
 		expect(rels(tr, (r) => ["session-parent", "copied-from"].includes(r.relation))).toEqual([
 			["session-parent", "out", "recorded", `session:${p.sessionId}`],
 			["copied-from", "out", "derived", `${p.sessionId}/${p.notes.user1}`],
@@ -330,7 +330,7 @@ describe("fork lineage through another spelling of the same path", () => {
 		syncIndex(db, { sourceDirs: [{ path: link, origin: "flag" }] });
 		const c = t.fx("fork-child-forkfrom");
 		const p = t.fx("fork-parent");
-		const tr = traceEvent(new Access(db, UNSCOPED), p.sessionId, p.notes.user1);
+		const tr = traceEvent(new Gate(db, UNSCOPED), p.sessionId, p.notes.user1);
 		expect(rels(tr, (r) => ["session-child", "copied-from"].includes(r.relation))).toEqual([
 			["session-child", "in", "recorded", `session:${c.sessionId}`],
 			["copied-from", "in", "derived", `${c.sessionId}/${p.notes.user1}`],

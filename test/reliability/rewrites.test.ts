@@ -9,7 +9,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { appendFileSync, closeSync, copyFileSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, truncateSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { basename, join } from "node:path";
 import { syncIndex, type SyncReport } from "../../src/sync/sync.ts";
-import { Access } from "../../src/query/access.ts";
+import { Gate } from "../../src/gate/gate.ts";
 import { readEvent } from "../../src/query/read.ts";
 import type { SourceDir } from "../../src/source/discover.ts";
 import { openIndex } from "../../src/store/db.ts";
@@ -411,7 +411,7 @@ describe("/export + /import", () => {
 			expect(new Set(all).size).toBe(all.length);
 			expect(all).toHaveLength(original.length);
 
-			const access = new Access(e.db, UNSCOPED);
+			const access = new Gate(e.db, UNSCOPED);
 			for (const entryId of ["fu2", "fa3", "bu2"]) {
 				const read = readEvent(access, { sessionId: sid, entryId });
 				expect(read.event.entryId).toBe(entryId);

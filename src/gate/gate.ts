@@ -1,0 +1,306 @@
+/**
+ * THE GATE: the one place where authorization is enforced. Every read of indexed data on behalf
+ * of a caller goes through a Gate; query/ cannot import store/ (test/architecture.test.ts), so
+ * there is no other way in. The rule itself is pure and lives in auth/scope.ts; this module
+ * applies it to the index.
+ *
+ *   const gate = new Gate(db, scope);          // scope: resolveCaller() (gate/caller.ts)
+ *
+ *   // Exact reads and traces: handles to visible sessions, whose methods return visible events only.
+ *   const { session, event } = gate.event(sessionId, entryId);   // E_NOT_FOUND when not visible
+ *   session.event(id) / children(id) / roots() / eventsBySeq(a, b) / pointingAt(id)
+ *   session.callerOf(callId) / resultsFor(callId) / fragments(event) / files(event)
+ *   gate.session(sessionId), gate.sessionAtPath(realPath), gate.childSessions(session)
+ *
+ *   // Search: the scope is inside every statement that reads fragments.
+ *   const scoped = gate.search(userMatch, filters, { includeDerived });   // null: nothing admitted
+ *   scoped.count(cap) / scoped.fewUnscopedMatches(n) / scoped.rank(limit, { order, withTime, scopeInSql })
+ *   scoped.hydrate(ranked) / scoped.matchedPerEvent(rows) / scoped.failedCallEvents(keys)
+ *   scoped.occurs(expr) (explaining an empty answer; never looks past the cutoff)
+ *
+ *   // Freshness problems: whether an indexed file's session lies in the caller's roots.
+ *   gate.fileInRoots(path)
+ *
+ * Visibility: a session is visible when the rule admits it (its canonical cwd under a root); the
+ * current session's events only before the invocation cutoff (reads target it explicitly; a
+ * search sees it only when `filters.sessionIds` names it, and otherwise excludes it). Its name
+ * and leaf are shown as they were at the cutoff. Anything not visible fails exactly like a
+ * missing row. To add a new kind of read: add a method here that returns only visible rows.
+ */
+import type { Database } from "bun:sqlite";
+import { admits, beforeCutoff, type Cutoff, type Scope, type SessionRule, sessionInScope } from "../auth/scope.ts";
+import { scopedMatch } from "../auth/scope-tokens.ts";
+import { PiEventsError } from "../errors.ts";
+import { canonicalPath } from "../source/paths.ts";
+import { invocationCutoff, sessionIdOfFile } from "../store/caller.ts";
+import { type EventRow, EventStore, type FragmentRow, type SessionRow } from "../store/events.ts";
+import {
+	type CandidateRow,
+	countMatches,
+	eventsWithFailedCalls,
+	hydrate,
+	matchedPerEvent,
+	type RankedRow,
+	type RankOptions,
+	rankFragments,
+	type SqlFilters,
+} from "../store/search.ts";
+import { cwdOfIndexedFile } from "../store/status.ts";
+
+export type { CandidateRow, EventRow, FragmentRow, RankedRow, SessionRow };
+
+/** A search's own filters (what a request may narrow); the gate adds the caller's scope. */
+export type SearchFilters = Omit<SqlFilters, "roots" | "excludeSessionIds" | "cutoff" | "excludeDerived">;
+
+export class Gate {
+	private readonly store: EventStore;
+	private readonly currentId: string | null;
+	private cutoffSeq: number | undefined;
+
+	constructor(
+		private readonly db: Database,
+		readonly scope: Scope,
+	) {
+		this.store = new EventStore(db);
+		const current = scope.current;
+		// A file given under another spelling (a symlinked directory) must still be recognised: fail closed.
+		this.currentId = current?.sessionId ?? (current?.sessionFile ? sessionIdOfFile(db, canonicalPath(current.sessionFile)) : null);
+	}
+
+	/** The current session's cutoff (read once, after any sync that preceded this request). */
+	private cutoff(): Cutoff | null {
+		if (this.currentId === null) return null;
+		if (this.cutoffSeq === undefined) {
+			const current = this.scope.current;
+			const ownFile = current?.sessionFile ? canonicalPath(current.sessionFile) : null;
+			this.cutoffSeq = invocationCutoff(this.db, this.currentId, ownFile, current?.toolCallId ?? null);
+		}
+		return { sessionId: this.currentId, seq: this.cutoffSeq };
+	}
+
+	/** Reads: the caller's roots only (the current session is visible, before its cutoff). */
+	private readRule(): SessionRule {
+		return { roots: this.scope.roots, excludeSessionIds: [] };
+	}
+
+	private open(row: SessionRow): VisibleSession | null {
+		if (!admits(this.readRule(), { cwdReal: row.cwd_real, sessionId: row.session_id })) return null;
+		const cutoff = row.session_id === this.currentId ? this.cutoff() : null;
+		if (cutoff === null) return new VisibleSession(this.store, row, null);
+		// Name and leaf as they were before the cutoff: nothing appended later leaks, not even a rename.
+		const facts = this.store.factsBefore(row.session_key, cutoff.seq);
+		return new VisibleSession(this.store, { ...row, name: facts.name, leaf_entry: facts.leaf }, cutoff);
+	}
+
+	/** The visible file of a session id (the one with the most entries when an id is duplicated). */
+	session(sessionId: string): VisibleSession {
+		for (const row of this.store.sessionsById(sessionId)) {
+			const session = this.open(row);
+			if (session) return session;
+		}
+		throw notFound(sessionId);
+	}
+
+	/** A visible event by its identity; E_NOT_FOUND (the same as a missing one) otherwise. */
+	event(sessionId: string, entryId: string): { session: VisibleSession; event: EventRow } {
+		for (const row of this.store.sessionsById(sessionId)) {
+			const session = this.open(row);
+			const event = session?.event(entryId);
+			if (session && event) return { session, event };
+		}
+		throw notFound(sessionId, entryId);
+	}
+
+	/** The visible session stored in the file at this canonical path (a header's parentSession). */
+	sessionAtPath(realPath: string): VisibleSession | null {
+		const row = this.store.sessionByRealPath(realPath);
+		return row ? this.open(row) : null;
+	}
+
+	/** Visible sessions whose header names this session's file as their parent (fork children). */
+	childSessions(session: VisibleSession): VisibleSession[] {
+		return this.store
+			.childrenOfFile(session.row.real_path)
+			.filter((row) => row.session_key !== session.row.session_key)
+			.map((row) => this.open(row))
+			.filter((s): s is VisibleSession => s !== null);
+	}
+
+	/** Whether the session indexed from this file lies in the caller's roots (for naming problems). */
+	fileInRoots(path: string): boolean {
+		return sessionInScope(this.scope, cwdOfIndexedFile(this.db, path));
+	}
+
+	/**
+	 * A search of `userMatch` (the parsed query's MATCH expression) within the caller's scope and
+	 * the request's filters. Null when the scope admits nothing.
+	 */
+	search(userMatch: string, filters: SearchFilters, options: { includeDerived?: boolean } = {}): ScopedSearch | null {
+		let cutoff: Cutoff | null = null;
+		const excludeSessionIds: string[] = [];
+		if (this.currentId !== null) {
+			if (filters.sessionIds?.includes(this.currentId)) cutoff = this.cutoff();
+			else excludeSessionIds.push(this.currentId);
+		}
+		const sql: SqlFilters = { ...filters, roots: this.scope.roots, excludeSessionIds, cutoff, excludeDerived: options.includeDerived !== true };
+		const rule: SessionRule = { roots: sql.roots, cwdPrefix: sql.cwdPrefix, sessionIds: sql.sessionIds, excludeSessionIds };
+		const match = scopedMatch(userMatch, rule, { excludeDerived: sql.excludeDerived });
+		return match === null ? null : new ScopedSearch(this.db, this.store, { userMatch, match, rule, cutoff, sql });
+	}
+}
+
+/** A session the caller may see. Its methods return only the events the caller may see. */
+export class VisibleSession {
+	constructor(
+		private readonly store: EventStore,
+		/** The session row; for the current session, its name and leaf as of the cutoff. */
+		readonly row: SessionRow,
+		private readonly cutoff: Cutoff | null,
+	) {}
+
+	private visible = (event: EventRow | null | undefined): event is EventRow =>
+		!!event && beforeCutoff(this.cutoff, this.row.session_id, event.seq);
+
+	event(entryId: string): EventRow | null {
+		const event = this.store.event(this.row.session_key, entryId);
+		return this.visible(event) ? event : null;
+	}
+
+	children(entryId: string): EventRow[] {
+		return this.store.children(this.row.session_key, entryId).filter(this.visible);
+	}
+
+	/** Entries with no resolvable parent (several roots and orphans are possible). */
+	roots(): EventRow[] {
+		return this.store.roots(this.row.session_key).filter(this.visible);
+	}
+
+	eventsBySeq(fromSeq: number, toSeq: number): EventRow[] {
+		return this.store.eventsBySeq(this.row.session_key, fromSeq, toSeq).filter(this.visible);
+	}
+
+	/** Events that point at this entry (labels, context edits, compaction boundaries, branch summaries). */
+	pointingAt(entryId: string): EventRow[] {
+		return this.store.pointingAt(this.row.session_key, entryId).filter(this.visible);
+	}
+
+	/** The assistant event that made a tool call with this id. */
+	callerOf(toolCallId: string): EventRow | null {
+		const event = this.store.callerOf(this.row.session_key, toolCallId);
+		return this.visible(event) ? event : null;
+	}
+
+	resultsFor(toolCallId: string): EventRow[] {
+		return this.store.resultsFor(this.row.session_key, toolCallId).filter(this.visible);
+	}
+
+	/** Fragments and file evidence of an event obtained from this session (so already visible). */
+	fragments(event: EventRow): FragmentRow[] {
+		return this.visible(event) && event.session_key === this.row.session_key ? this.store.fragments(event.event_key) : [];
+	}
+
+	files(event: EventRow): { path: string; op: string; absolutePath?: string }[] {
+		return this.visible(event) && event.session_key === this.row.session_key ? this.store.files(event.event_key) : [];
+	}
+}
+
+/**
+ * One search inside the gate. The session rule is in every statement that reads fragments: as
+ * scope tokens in the MATCH (counting, newest-first ranking, and ranking in general), or, when the
+ * user's terms alone match few fragments, as the same rule rendered in SQL beside the MATCH
+ * (auth/scope-sql.ts): BM25 computes an IDF for every phrase of the MATCH, scope tokens included,
+ * and for a wide scope that costs more than the query. Either way SQLite yields only admitted
+ * rows, and every hydrated row is checked once more against the pure rule.
+ */
+export class ScopedSearch {
+	constructor(
+		private readonly db: Database,
+		private readonly store: EventStore,
+		private readonly plan: { userMatch: string; match: string; rule: SessionRule; cutoff: Cutoff | null; sql: SqlFilters },
+	) {}
+
+	/** In-scope matching fragments, counting at most `cap`. */
+	count(cap: number): number {
+		return countMatches(this.db, this.plan.match, cap);
+	}
+
+	/** Whether the user's terms alone match at most `limit` fragments (then the scope may go in SQL). */
+	fewUnscopedMatches(limit: number): boolean {
+		return this.plan.match !== this.plan.userMatch && countMatches(this.db, this.plan.userMatch, limit + 1) <= limit;
+	}
+
+	/**
+	 * Ranked in-scope fragments (at most `limit`), filtered; `scopeInSql` moves the scope from the
+	 * MATCH into the SQL of the same statement (score order only).
+	 */
+	rank(limit: number, options: RankOptions & { scopeInSql?: boolean } = {}): RankedRow[] {
+		const { scopeInSql: wanted, ...rest } = options;
+		const scopeInSql = wanted === true && (rest.order ?? "score") === "score";
+		return rankFragments(this.db, scopeInSql ? this.plan.userMatch : this.plan.match, this.plan.sql, limit, { ...rest, sessionLevel: scopeInSql });
+	}
+
+	/**
+	 * Everything a hit shows, for ranked fragments, keeping only rows the rule admits (defence in
+	 * depth: SQLite already applied it). The current session's name is the one before the cutoff.
+	 */
+	hydrate(ranked: RankedRow[]): CandidateRow[] {
+		const { rule, cutoff } = this.plan;
+		const rows = hydrate(this.db, ranked).filter(
+			(row) => admits(rule, { cwdReal: row.cwd_real, sessionId: row.session_id }) && beforeCutoff(cutoff, row.session_id, row.seq),
+		);
+		if (cutoff) {
+			for (const row of rows) {
+				if (row.session_id === cutoff.sessionId) row.session_name = this.store.factsBefore(row.session_key, cutoff.seq).name;
+			}
+		}
+		return rows;
+	}
+
+	/** Whether the targeted current session is searched (then only before its cutoff). */
+	get cutoffApplies(): boolean {
+		return this.plan.cutoff !== null;
+	}
+
+	/** Whether pi-events' own echoes are left out. */
+	get excludesDerived(): boolean {
+		return this.plan.sql.excludeDerived === true;
+	}
+
+	/**
+	 * Whether `expr` (an FTS expression of the user's terms) matches anything in scope, for
+	 * explaining an empty answer (a boolean, from a capped count). The targeted current session is
+	 * left out entirely: whether a term occurs after its cutoff must not show.
+	 */
+	occurs(expr: string, options: { includeDerived?: boolean } = {}): boolean {
+		const { rule, cutoff } = this.plan;
+		const withoutCurrent = cutoff ? { ...rule, excludeSessionIds: [...rule.excludeSessionIds, cutoff.sessionId] } : rule;
+		const excludeDerived = options.includeDerived === true ? false : this.excludesDerived;
+		const match = scopedMatch(expr, withoutCurrent, { excludeDerived });
+		return match !== null && countMatches(this.db, match, 1) > 0;
+	}
+
+	/** Of these visible events, the ones holding a tool call whose result failed (a visible result). */
+	failedCallEvents(eventKeys: readonly number[]): Set<number> {
+		return eventsWithFailedCalls(this.db, eventKeys, this.plan.cutoff);
+	}
+
+	/** How many fragments of each of these (visible) events match the user's terms. */
+	matchedPerEvent(rows: CandidateRow[]): Map<number, number> {
+		return matchedPerEvent(
+			this.db,
+			this.plan.userMatch,
+			rows.map((r) => r.event_key),
+			this.plan.sql.kinds,
+			this.plan.sql.excludeDerived,
+		);
+	}
+}
+
+export function notFound(sessionId: string, entryId?: string): PiEventsError {
+	return new PiEventsError(
+		"E_NOT_FOUND",
+		entryId === undefined
+			? `no session ${JSON.stringify(sessionId)} in your scope`
+			: `no event ${JSON.stringify(entryId)} in session ${JSON.stringify(sessionId)} in your scope`,
+	);
+}

@@ -1,7 +1,7 @@
 /**
  * pi-events extension for the pi coding agent (pi 0.73 and 1.x).
  *
- * Registers `event_search`, `event_read` and `event_trace`, which let the model search the
+ * Registers `event_search`, `event_read`, `event_trace` and `event_sessions`, which let the model search the
  * workspace's earlier pi sessions. The work is done by ONE `pi-events serve --stdio` child per pi
  * process (an MCP server speaking newline-delimited JSON-RPC), started lazily on the first call,
  * respawned on the next call if it dies, synced after every turn and killed on session shutdown.
@@ -68,14 +68,15 @@ const stringList = (description: string) =>
 
 export const SearchParams = Type.Object(
 	{
-		query: Type.String({
-			minLength: 1,
-			maxLength: 2000,
-			description:
-				'Words and "quoted phrases" that must all appear. Code-shaped text works as typed: file paths, error codes, identifiers, commands with flags. No operators: AND/OR/NOT/*/: are plain text.',
-		}),
+		query: Type.Optional(
+			Type.String({
+				maxLength: 2000,
+				description:
+					'Words and "quoted phrases" that must all appear. Code-shaped text works as typed: file paths, error codes, identifiers, commands with flags. No operators: AND/OR/NOT/*/: are plain text. May be empty (or left out) when a filter narrows the search (kinds, roles, tools, isError, branchStates, selectionStates, files, sessionId, since, until, eventTypes): then the newest matching events come first.',
+			}),
+		),
 		limit: Type.Optional(Type.Integer({ minimum: 1, maximum: TOOL_MAX_LIMIT, description: "Maximum hits (default 10)" })),
-		sessionId: Type.Optional(idString("Only this session. May be the current session: then only events before this tool call.")),
+		sessionId: Type.Optional(idString("Only this session. May be the current session: then only events before this tool call. A unique prefix of at least 8 characters also works.")),
 		cwd: Type.Optional(
 			Type.String({ minLength: 1, maxLength: 4096, description: "Only sessions started in this directory or below (within your workspace)" }),
 		),
@@ -117,7 +118,7 @@ export const SearchParams = Type.Object(
 
 export const ReadParams = Type.Object(
 	{
-		sessionId: idString("Session id from a search hit"),
+		sessionId: idString("Session id from a search hit. A unique prefix of at least 8 characters also works."),
 		entryId: idString("Entry id from a search hit"),
 		fragmentId: Type.Optional(idString("Fragment to read a window of, e.g. the hit's fragmentId (tool.result#0)")),
 		offset: Type.Optional(Type.Integer({ minimum: 0, description: "Window start in characters (default 0)" })),
@@ -130,13 +131,28 @@ export const ReadParams = Type.Object(
 		),
 		before: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_NEIGHBOURS, description: "Neighbours before (default 0)" })),
 		after: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_NEIGHBOURS, description: "Neighbours after (default 0)" })),
+		only: Type.Optional(
+			stringEnum(
+				["conversation"] as const,
+				"conversation: count neighbours among user and assistant text, session names and summaries only (skip tool calls, results, model changes)",
+			),
+		),
+	},
+	{ additionalProperties: false },
+);
+
+export const SessionsParams = Type.Object(
+	{
+		since: Type.Optional(Type.String({ maxLength: 40, description: "Sessions active at or after: ISO date/time, or relative like 30m, 12h, 7d, 2w" })),
+		until: Type.Optional(Type.String({ maxLength: 40, description: "Sessions begun before: same forms as since" })),
+		limit: Type.Optional(Type.Integer({ minimum: 1, maximum: TOOL_MAX_LIMIT, description: "Maximum sessions (default 20)" })),
 	},
 	{ additionalProperties: false },
 );
 
 export const TraceParams = Type.Object(
 	{
-		sessionId: idString("Session id from a search hit"),
+		sessionId: idString("Session id from a search hit. A unique prefix of at least 8 characters also works."),
 		entryId: idString("Entry id from a search hit"),
 	},
 	{ additionalProperties: false },
@@ -618,6 +634,22 @@ export default function piEvents(pi: ExtensionAPI): void {
 		annotations: READ_ONLY,
 		async execute(toolCallId, params, signal, _onUpdate, ctx) {
 			return run("event_trace", toolCallId, params, signal, ctx);
+		},
+	});
+
+	pi.registerTool({
+		name: "event_sessions",
+		label: "List sessions",
+		description:
+			"List the earlier pi sessions of this workspace, most recently active first: id, name, cwd, first and last time, number of entries, and the first thing the user asked. Use it to answer \"what did we do last?\" or to pick a session to search (event_search with sessionId) or read. The current session is not listed. Read-only.",
+		promptSnippet: "List earlier pi sessions of this workspace, most recent first",
+		promptGuidelines: [
+			"Use event_sessions when the user asks what was done recently or in an earlier session, then event_search with its sessionId to look inside one.",
+		],
+		parameters: SessionsParams,
+		annotations: READ_ONLY,
+		async execute(toolCallId, params, signal, _onUpdate, ctx) {
+			return run("event_sessions", toolCallId, params, signal, ctx);
 		},
 	});
 

@@ -7,6 +7,7 @@ import { type CommandDef, renderUsage, runCommand } from "citty";
 import { indexCommand } from "./cli/index-cmd.ts";
 import { readCommand } from "./cli/read.ts";
 import { searchCommand } from "./cli/search.ts";
+import { sessionsCommand } from "./cli/sessions.ts";
 import { serveCommand } from "./cli/serve.ts";
 import { traceCommand } from "./cli/trace.ts";
 import { statusCommand } from "./cli/status.ts";
@@ -18,6 +19,7 @@ import { terminalSafe } from "./present/terminal.ts";
 const subCommands: Record<string, CommandDef<any>> = {
 	index: indexCommand,
 	search: searchCommand,
+	sessions: sessionsCommand,
 	read: readCommand,
 	trace: traceCommand,
 	serve: serveCommand,

@@ -155,7 +155,7 @@ test("the dependency scanner sees every import form", () => {
 test("authorization is enforced in one place: only the gate reads the store for query/, sync/freshness and the shells' reads", () => {
 	// The raw read-side store modules are imported by the gate and the indexer only.
 	const readers = files
-		.filter((f) => dependencies(f).some((d) => d === "store/events.ts" || d === "store/search.ts" || d === "store/caller.ts"))
+		.filter((f) => dependencies(f).some((d) => d === "store/events.ts" || d === "store/search.ts" || d === "store/caller.ts" || d === "store/listing.ts"))
 		.map(rel)
 		.filter((r) => !r.startsWith("store/"))
 		.sort();

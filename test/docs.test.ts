@@ -12,11 +12,12 @@ import { TOOLS } from "../src/server/tools.ts";
 import { indexCommand } from "../src/cli/index-cmd.ts";
 import { readCommand } from "../src/cli/read.ts";
 import { searchCommand } from "../src/cli/search.ts";
+import { sessionsCommand } from "../src/cli/sessions.ts";
 import { serveCommand } from "../src/cli/serve.ts";
 import { statusCommand } from "../src/cli/status.ts";
 import { traceCommand } from "../src/cli/trace.ts";
 
-const COMMANDS = [indexCommand, statusCommand, searchCommand, readCommand, traceCommand, serveCommand] as unknown as {
+const COMMANDS = [indexCommand, statusCommand, searchCommand, sessionsCommand, readCommand, traceCommand, serveCommand] as unknown as {
 	meta: { name: string };
 	args: Record<string, unknown>;
 }[];
@@ -24,7 +25,7 @@ const COMMANDS = [indexCommand, statusCommand, searchCommand, readCommand, trace
 const readme = readFileSync(join(import.meta.dir, "..", "README.md"), "utf8");
 
 test("every command is documented", () => {
-	for (const command of ["index", "status", "search", "read", "trace", "serve"]) {
+	for (const command of ["index", "status", "search", "sessions", "read", "trace", "serve"]) {
 		expect(readme).toContain(`pi-events ${command}`);
 	}
 });

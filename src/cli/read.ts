@@ -21,6 +21,7 @@ const args = {
 	order: { type: "string", description: "Neighbour order: append (file order, default) or branch (conversation path)", valueHint: "append|branch" },
 	before: { type: "string", description: `Neighbours before (0-${MAX_NEIGHBOURS}, default 0)`, valueHint: "n" },
 	after: { type: "string", description: `Neighbours after (0-${MAX_NEIGHBOURS}, default 0)`, valueHint: "n" },
+	only: { type: "string", description: "conversation: count neighbours among user/assistant text, session names and summaries only", valueHint: "conversation" },
 	sync: { type: "boolean", description: "Sync the index first (--no-sync to skip)", default: true },
 } as const;
 
@@ -39,6 +40,7 @@ export const readCommand = defineCommand({
 		const scope = scopeFrom(a, settings, process.env, process.cwd());
 		const order = a.order ?? "append";
 		if (order !== "append" && order !== "branch") throw new PiEventsError("E_USAGE", `--order must be append or branch, got ${JSON.stringify(order)}`);
+		if (a.only !== undefined && a.only !== "conversation") throw new PiEventsError("E_USAGE", `--only must be conversation, got ${JSON.stringify(a.only)}`);
 		const db = openIndex(settings.indexPath);
 		try {
 			if (a.sync !== false) refresh(db, settings.sourceDirs, { sync: true, scope, debug });
@@ -51,6 +53,7 @@ export const readCommand = defineCommand({
 				order,
 				before: intArg("before", a.before),
 				after: intArg("after", a.after),
+				only: a.only === "conversation" ? "conversation" : undefined,
 			});
 			process.stdout.write(a.json ? `${toJson(result, 2)}\n` : renderRead(result));
 			return 0;

@@ -14,7 +14,7 @@ import { toJson } from "../present/json.ts";
 import { terminalSafe } from "../present/terminal.ts";
 
 const args = {
-	query: { type: "positional", description: 'Terms and "quoted phrases" (all must match)', required: true },
+	query: { type: "positional", description: 'Terms and "quoted phrases" (all must match); may be empty when a filter narrows the search', required: false },
 	...commonArgs,
 	...callerArgs,
 	...filterArgs,

@@ -18,6 +18,15 @@
  *   scoped.hydrate(ranked) / scoped.matchedPerEvent(rows) / scoped.failedCallEvents(keys)
  *   scoped.occurs(expr) (explaining an empty answer; never looks past the cutoff)
  *
+ *   // Filter-only search (no terms): the admitted sessions, their filtered fragments, hydration.
+ *   const browse = gate.browse(filters, { includeDerived });   // null: nothing admitted
+ *   browse.sessions() / browse.fragmentsOf(sessionKeys) / browse.hydrate(ranked)
+ *
+ *   // Listing and naming sessions.
+ *   gate.listableSessions() / gate.firstUserEvent(session)   // the calling session is not listed
+ *   gate.resolveSessionId(idOrPrefix)                        // a unique visible prefix → the id
+ *   session.conversationBySeq(event, "before" | "after", n) / session.isConversation(event)
+ *
  *   // Freshness problems: whether an indexed file's session lies in the caller's roots.
  *   gate.fileInRoots(path)
  *
@@ -29,6 +38,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { admits, beforeCutoff, type Cutoff, type Scope, type SessionRule, sessionInScope } from "../auth/scope.ts";
+import { sessionRuleSql } from "../auth/scope-sql.ts";
 import { scopedMatch } from "../auth/scope-tokens.ts";
 import { PiEventsError } from "../errors.ts";
 import { canonicalPath } from "../source/paths.ts";
@@ -45,9 +55,15 @@ import {
 	rankFragments,
 	type SqlFilters,
 } from "../store/search.ts";
+import { filteredFragmentsOfSessions, type SessionSummaryRow, sessionIdsWithPrefix, sessionsWhere } from "../store/listing.ts";
 import { cwdOfIndexedFile } from "../store/status.ts";
 
-export type { CandidateRow, EventRow, FragmentRow, RankedRow, SessionRow };
+export type { CandidateRow, EventRow, FragmentRow, RankedRow, SessionRow, SessionSummaryRow };
+
+/** Shortest session id prefix accepted in place of a full id. */
+export const MIN_ID_PREFIX = 8;
+/** Most candidates an ambiguous prefix lists. */
+const MAX_CANDIDATES = 10;
 
 /** A search's own filters (what a request may narrow); the gate adds the caller's scope. */
 export type SearchFilters = Omit<SqlFilters, "roots" | "excludeSessionIds" | "cutoff" | "excludeDerived">;
@@ -136,6 +152,22 @@ export class Gate {
 	 * the request's filters. Null when the scope admits nothing.
 	 */
 	search(userMatch: string, filters: SearchFilters, options: { includeDerived?: boolean } = {}): ScopedSearch | null {
+		const { rule, cutoff, sql } = this.searchPlan(filters, options);
+		const match = scopedMatch(userMatch, rule, { excludeDerived: sql.excludeDerived });
+		return match === null ? null : new ScopedSearch(this.db, this.store, { userMatch, match, rule, cutoff, sql });
+	}
+
+	/**
+	 * A search by filters alone (no terms) within the caller's scope: the same rule, cutoff and
+	 * filters as `search`, read session by session. Null when the scope admits nothing.
+	 */
+	browse(filters: SearchFilters, options: { includeDerived?: boolean } = {}): ScopedBrowse | null {
+		const plan = this.searchPlan(filters, options);
+		return sessionRuleSql(plan.rule).sql === "0" ? null : new ScopedBrowse(this.db, this.store, plan);
+	}
+
+	/** What a search may see: the caller's roots narrowed by the request, the current session excluded unless named. */
+	private searchPlan(filters: SearchFilters, options: { includeDerived?: boolean }): { rule: SessionRule; cutoff: Cutoff | null; sql: SqlFilters } {
 		let cutoff: Cutoff | null = null;
 		const excludeSessionIds: string[] = [];
 		if (this.currentId !== null) {
@@ -144,8 +176,46 @@ export class Gate {
 		}
 		const sql: SqlFilters = { ...filters, roots: this.scope.roots, excludeSessionIds, cutoff, excludeDerived: options.includeDerived !== true };
 		const rule: SessionRule = { roots: sql.roots, cwdPrefix: sql.cwdPrefix, sessionIds: sql.sessionIds, excludeSessionIds };
-		const match = scopedMatch(userMatch, rule, { excludeDerived: sql.excludeDerived });
-		return match === null ? null : new ScopedSearch(this.db, this.store, { userMatch, match, rule, cutoff, sql });
+		return { rule, cutoff, sql };
+	}
+
+	/**
+	 * A session id, or a unique prefix of one (at least MIN_ID_PREFIX characters) among the sessions
+	 * the caller may read, as the full id. An ambiguous prefix is an error listing only those
+	 * candidates; a prefix that fits none comes back unchanged, so it then fails (or finds nothing)
+	 * exactly like an unknown id, whether or not it fits a session outside the scope.
+	 */
+	resolveSessionId(idOrPrefix: string): string {
+		if (this.store.sessionsById(idOrPrefix).some((row) => this.open(row) !== null)) return idOrPrefix;
+		if (idOrPrefix.length < MIN_ID_PREFIX) return idOrPrefix;
+		const rule = this.readRule();
+		const candidates = sessionIdsWithPrefix(this.db, idOrPrefix, sessionRuleSql(rule), MAX_CANDIDATES + 1).filter((id) =>
+			this.store.sessionsById(id).some((row) => this.open(row) !== null),
+		);
+		if (candidates.length === 1) return candidates[0]!;
+		if (candidates.length > 1) {
+			const listed = candidates.slice(0, MAX_CANDIDATES).join(", ");
+			const more = candidates.length > MAX_CANDIDATES ? ", …" : "";
+			throw new PiEventsError("E_USAGE", `session id prefix ${JSON.stringify(idOrPrefix)} is ambiguous in your scope: ${listed}${more}`);
+		}
+		return idOrPrefix;
+	}
+
+	/** The rule of the session list: the caller's roots, without the calling session (as in search). */
+	private listRule(): SessionRule {
+		return { roots: this.scope.roots, excludeSessionIds: this.currentId ? [this.currentId] : [] };
+	}
+
+	/** The sessions the caller may list, most recently active first. */
+	listableSessions(): SessionSummaryRow[] {
+		const rule = this.listRule();
+		return sessionsWhere(this.db, sessionRuleSql(rule)).filter((s) => admits(rule, { cwdReal: s.cwd_real, sessionId: s.session_id }));
+	}
+
+	/** A listable session's first user message event (null for any other session). */
+	firstUserEvent(session: SessionSummaryRow): EventRow | null {
+		if (!admits(this.listRule(), { cwdReal: session.cwd_real, sessionId: session.session_id })) return null;
+		return this.store.firstUserEvent(session.session_key);
 	}
 }
 
@@ -202,6 +272,61 @@ export class VisibleSession {
 	files(event: EventRow): { path: string; op: string; absolutePath?: string }[] {
 		return this.visible(event) && event.session_key === this.row.session_key ? this.store.files(event.event_key) : [];
 	}
+
+	/** Conversational events (user or assistant text, session names, summaries) before or after an event in append order, nearest first. */
+	conversationBySeq(event: EventRow, direction: "before" | "after", count: number): EventRow[] {
+		return this.store.conversationBySeq(this.row.session_key, event.seq, direction, count).filter(this.visible);
+	}
+
+	/** Whether an event of this session is conversational. */
+	isConversation(event: EventRow): boolean {
+		return this.visible(event) && event.session_key === this.row.session_key && this.store.isConversation(event.event_key);
+	}
+}
+
+/** Hydrated rows the rule admits, before the cutoff; the current session named as of the cutoff. */
+function hydrateAdmitted(db: Database, store: EventStore, rule: SessionRule, cutoff: Cutoff | null, ranked: RankedRow[]): CandidateRow[] {
+	const rows = hydrate(db, ranked).filter(
+		(row) => admits(rule, { cwdReal: row.cwd_real, sessionId: row.session_id }) && beforeCutoff(cutoff, row.session_id, row.seq),
+	);
+	if (cutoff) {
+		for (const row of rows) {
+			if (row.session_id === cutoff.sessionId) row.session_name = store.factsBefore(row.session_key, cutoff.seq).name;
+		}
+	}
+	return rows;
+}
+
+/**
+ * A filter-only search inside the gate: the admitted sessions (the rule as SQL, each row checked
+ * again), and the filtered fragments of those sessions only (the cutoff among the filters).
+ */
+export class ScopedBrowse {
+	private admitted: Set<number> | null = null;
+
+	constructor(
+		private readonly db: Database,
+		private readonly store: EventStore,
+		private readonly plan: { rule: SessionRule; cutoff: Cutoff | null; sql: SqlFilters },
+	) {}
+
+	/** The admitted sessions, most recently active first. */
+	sessions(): SessionSummaryRow[] {
+		const { rule } = this.plan;
+		const rows = sessionsWhere(this.db, sessionRuleSql(rule)).filter((s) => admits(rule, { cwdReal: s.cwd_real, sessionId: s.session_id }));
+		this.admitted = new Set(rows.map((s) => s.session_key));
+		return rows;
+	}
+
+	/** Every fragment of these admitted sessions that the filters allow (others are ignored). */
+	fragmentsOf(sessionKeys: readonly number[]): Required<RankedRow>[] {
+		const admitted = this.admitted ?? new Set(this.sessions().map((s) => s.session_key));
+		return filteredFragmentsOfSessions(this.db, sessionKeys.filter((k) => admitted.has(k)), this.plan.sql);
+	}
+
+	hydrate(ranked: RankedRow[]): CandidateRow[] {
+		return hydrateAdmitted(this.db, this.store, this.plan.rule, this.plan.cutoff, ranked);
+	}
 }
 
 /**
@@ -244,16 +369,7 @@ export class ScopedSearch {
 	 * depth: SQLite already applied it). The current session's name is the one before the cutoff.
 	 */
 	hydrate(ranked: RankedRow[]): CandidateRow[] {
-		const { rule, cutoff } = this.plan;
-		const rows = hydrate(this.db, ranked).filter(
-			(row) => admits(rule, { cwdReal: row.cwd_real, sessionId: row.session_id }) && beforeCutoff(cutoff, row.session_id, row.seq),
-		);
-		if (cutoff) {
-			for (const row of rows) {
-				if (row.session_id === cutoff.sessionId) row.session_name = this.store.factsBefore(row.session_key, cutoff.seq).name;
-			}
-		}
-		return rows;
+		return hydrateAdmitted(this.db, this.store, this.plan.rule, this.plan.cutoff, ranked);
 	}
 
 	/** Whether the targeted current session is searched (then only before its cutoff). */

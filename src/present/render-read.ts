@@ -32,7 +32,7 @@ export function renderRead(unsafe: ReadResult): string {
 	}
 	const n = r.neighbours;
 	if (n.before.length || n.after.length || n.alternatives.length) {
-		out.push("", `--- neighbours (${n.order} order)`);
+		out.push("", `--- neighbours (${n.order} order${n.only ? `, ${n.only} only` : ""})`);
 		for (const v of n.before) out.push(`  before ${nodeLine(v)}`);
 		out.push(`  target ${nodeLine(e)}`);
 		for (const v of n.after) out.push(`  after  ${nodeLine(v)}`);

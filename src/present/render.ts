@@ -4,6 +4,7 @@
  */
 import type { Freshness } from "../sync/freshness.ts";
 import type { Hit, SearchCoverage } from "../query/search.ts";
+import type { SessionSummary } from "../query/sessions.ts";
 import type { Highlight } from "../query/snippet.ts";
 import { terminalSafe, terminalSafeDeep } from "./terminal.ts";
 
@@ -115,4 +116,21 @@ export function noHitsHint(coverage: SearchCoverage, forms: { exact: boolean; ex
 		default:
 			return null;
 	}
+}
+
+/** The session list for people and models: newest first, one header line and the first request. */
+export function renderSessions(unsafeSessions: SessionSummary[], style: HitStyle): string {
+	const out: string[] = [];
+	const sessions = terminalSafeDeep(unsafeSessions);
+	sessions.forEach((s, i) => {
+		const when = (t: string | null) => (t ? t.replace("T", " ").slice(0, 16) : "no time");
+		const name = s.name ? `  "${s.name.length > NAME_CHARS ? `${s.name.slice(0, NAME_CHARS - 1)}…` : s.name}"` : "";
+		const where = cwdLabel(s.cwd, style.root ?? null);
+		out.push(
+			`${ansi("1", `${i + 1}.`, style)} ${when(s.lastTimestamp)} (since ${when(s.firstTimestamp)})  ${s.entryCount} entries${name}${where ? `  ${ansi("2", where, style)}` : ""}`,
+		);
+		if (s.firstUserMessage) out.push(`   ${s.firstUserMessage}`);
+		out.push(`   ${ansi("2", `${s.sessionId}${style.paths ? `  ${s.sessionFile}` : ""}`, style)}`);
+	});
+	return out.length > 0 ? `${out.join("\n")}\n` : "";
 }

@@ -17,6 +17,8 @@ export const PART_CHARS = 2000;
 export const DEFAULT_WINDOW = 4000;
 export const MAX_WINDOW = 20_000;
 export const MAX_NEIGHBOURS = 20;
+/** Most entries a branch-order walk steps through (skipping non-conversation events with `only`). */
+const MAX_WALK = 2000;
 /** Most fork candidates or alternatives listed by a branch-order read (the total is always given). */
 export const MAX_ALTERNATIVES = 50;
 
@@ -29,6 +31,8 @@ export interface ReadRequest {
 	order?: "append" | "branch";
 	before?: number;
 	after?: number;
+	/** "conversation": count neighbours among user and assistant text, session names and summaries only. */
+	only?: "conversation";
 }
 
 export interface ContentPart {
@@ -53,6 +57,8 @@ export interface ReadResult {
 	omitted: string[];
 	neighbours: {
 		order: "append" | "branch";
+		/** "conversation": only user/assistant text, session names and summaries were counted and listed. */
+		only: "conversation" | null;
 		before: EventView[];
 		after: EventView[];
 		/** Branch order: other children passed on the way (alternatives), or the candidates where an unresolved fork stopped the walk. */
@@ -64,7 +70,7 @@ export interface ReadResult {
 }
 
 export function readEvent(gate: Gate, req: ReadRequest): ReadResult {
-	const { session: visible, event } = gate.event(req.sessionId, req.entryId);
+	const { session: visible, event } = gate.event(gate.resolveSessionId(req.sessionId), req.entryId);
 	const session = visible.row;
 	const entry = readSource(session, event);
 	const projected = projectEntry(entry, {
@@ -102,7 +108,8 @@ export function readEvent(gate: Gate, req: ReadRequest): ReadResult {
 	const before = clampCount(req.before, "before");
 	const after = clampCount(req.after, "after");
 	const order = req.order ?? "append";
-	const neighbours = order === "branch" ? branchNeighbours(visible, event, before, after) : appendNeighbours(visible, event, before, after);
+	const only = req.only === "conversation";
+	const neighbours = order === "branch" ? branchNeighbours(visible, event, before, after, only) : appendNeighbours(visible, event, before, after, only);
 
 	const meta = event.meta ? (JSON.parse(event.meta) as Record<string, unknown>) : {};
 	const omitted = Array.isArray(meta.omitted) ? (meta.omitted as string[]) : [];
@@ -118,7 +125,7 @@ export function readEvent(gate: Gate, req: ReadRequest): ReadResult {
 		content,
 		window,
 		omitted: [...omitted, ...signaturesIn(entry)],
-		neighbours: { order, ...neighbours },
+		neighbours: { order, only: req.only ?? null, ...neighbours },
 	};
 }
 
@@ -150,8 +157,17 @@ function signaturesIn(entry: Record<string, unknown>): string[] {
 		: [];
 }
 
-function appendNeighbours(session: VisibleSession, event: EventRow, before: number, after: number) {
+function appendNeighbours(session: VisibleSession, event: EventRow, before: number, after: number, only: boolean) {
 	const views = (rows: EventRow[]) => rows.map((r) => eventView(r, session));
+	if (only) {
+		return {
+			before: before > 0 ? views(session.conversationBySeq(event, "before", before).reverse()) : [],
+			after: after > 0 ? views(session.conversationBySeq(event, "after", after)) : [],
+			alternatives: [],
+			alternativesTotal: 0,
+			stoppedAt: null,
+		};
+	}
 	return {
 		before: before > 0 ? views(session.eventsBySeq(event.seq - before, event.seq - 1)) : [],
 		after: after > 0 ? views(session.eventsBySeq(event.seq + 1, event.seq + after)) : [],
@@ -165,23 +181,27 @@ function appendNeighbours(session: VisibleSession, event: EventRow, before: numb
  * Branch order: predecessors follow parentId; successors follow the selected child on the
  * root-to-leaf path, else the only child, and stop at an unresolved fork listing every candidate.
  */
-function branchNeighbours(session: VisibleSession, event: EventRow, before: number, after: number) {
+function branchNeighbours(session: VisibleSession, event: EventRow, before: number, after: number, only: boolean) {
 	const view = (r: EventRow) => eventView(r, session);
+	// With `only`, steps over other events are not counted, but the walk is bounded all the same.
+	const counts = (e: EventRow) => !only || session.isConversation(e);
+	let steps = 0;
 	const predecessors: EventRow[] = [];
 	const seen = new Set<string>([event.entry_id]);
 	let cursor: EventRow | null = event;
-	while (predecessors.length < before && cursor?.parent_id) {
+	while (predecessors.length < before && cursor?.parent_id && steps++ < MAX_WALK) {
 		const parent = session.event(cursor.parent_id);
 		if (!parent || seen.has(parent.entry_id)) break;
 		seen.add(parent.entry_id);
-		predecessors.unshift(parent);
+		if (counts(parent)) predecessors.unshift(parent);
 		cursor = parent;
 	}
 	const successors: EventRow[] = [];
 	const alternatives: EventRow[] = [];
 	let stoppedAt: "end" | "fork" | null = null;
 	cursor = event;
-	while (successors.length < after) {
+	steps = 0;
+	while (successors.length < after && steps++ < MAX_WALK) {
 		const children: EventRow[] = session.children(cursor.entry_id).filter((c) => !seen.has(c.entry_id));
 		let next: EventRow | undefined;
 		if (cursor.branch_state === "selected") {
@@ -199,7 +219,7 @@ function branchNeighbours(session: VisibleSession, event: EventRow, before: numb
 			break;
 		}
 		seen.add(next.entry_id);
-		successors.push(next);
+		if (counts(next)) successors.push(next);
 		cursor = next;
 	}
 	return {

@@ -7,7 +7,7 @@
  */
 import type { Database } from "bun:sqlite";
 import type { Scope } from "../auth/scope.ts";
-import { type CandidateRow, Gate, type RankedRow, type ScopedSearch, type SearchFilters } from "../gate/gate.ts";
+import { type CandidateRow, Gate, type RankedRow, type ScopedSearch, type SearchFilters, type SessionSummaryRow } from "../gate/gate.ts";
 import { PiEventsError } from "../errors.ts";
 import type { BranchState, ContextRole, SelectionState, SemanticKind } from "../model.ts";
 import { type Highlight, makeSnippet } from "./snippet.ts";
@@ -120,9 +120,20 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 	if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
 		throw new PiEventsError("E_USAGE", `limit must be an integer from 1 to ${MAX_LIMIT}`);
 	}
-	const parsed = parseQuery(request.query, { exact: request.exact });
 	// Every read below goes through the gate, which puts the caller's scope into each statement.
-	const scoped = new Gate(db, request.scope).search(parsed.match, request.filters, { includeDerived: request.includeDerived });
+	const gate = new Gate(db, request.scope);
+	if (request.filters.sessionIds?.length) {
+		// A unique prefix of a visible session id stands for the id.
+		request = { ...request, filters: { ...request.filters, sessionIds: request.filters.sessionIds.map((id) => gate.resolveSessionId(id)) } };
+	}
+	if (request.query.trim() === "") {
+		if (!narrows(request.filters)) {
+			throw new PiEventsError("E_BAD_QUERY", `the query is empty: give words to search for, or at least one filter (${NARROWING_FLAGS})`);
+		}
+		return filterOnlySearch(gate, request, limit, started);
+	}
+	const parsed = parseQuery(request.query, { exact: request.exact });
+	const scoped = gate.search(parsed.match, request.filters, { includeDerived: request.includeDerived });
 	if (scoped === null) {
 		return {
 			hits: [],
@@ -286,7 +297,7 @@ function rerank(scoped: ScopedSearch, ranked: RankedRow[], terms: readonly Signa
  * one kept are ordered by the full tie-break (newest first, then session, entry, fragment id), so
  * a smaller limit always yields a prefix of a larger one; time order is already total.
  */
-function selectEvents(scoped: ScopedSearch, ordered: RankedRow[], limit: number, byRelevance: boolean, grouped: boolean): CandidateRow[] {
+function selectEvents(scoped: Pick<ScopedSearch, "hydrate">, ordered: RankedRow[], limit: number, byRelevance: boolean, grouped: boolean): CandidateRow[] {
 	if (ordered.length === 0) return [];
 	// Hydrate a little past the cut: an /export + /import pair holds the same (sessionId, entryId)
 	// in two files, and such copies are one event (one session), shown once.
@@ -377,5 +388,135 @@ function toHit(row: CandidateRow, matched: number, body: string | null, terms: r
 		selectionState: row.selection_state,
 		matchedFragments: matched,
 		derived: row.derived === 1,
+	};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Filter-only search: no terms, at least one narrowing filter; newest (or oldest) first.
+// ---------------------------------------------------------------------------------------------
+
+const NARROWING_FLAGS = "kind, role, tool, error, branch, selection, file, session, since, until, type";
+
+/** Whether the filters narrow a search enough to run without terms (a cwd alone does not). */
+function narrows(f: SearchFilters): boolean {
+	return (
+		!!f.kinds?.length ||
+		!!f.roles?.length ||
+		!!f.tools?.length ||
+		f.isError !== undefined ||
+		!!f.branchStates?.length ||
+		!!f.selectionStates?.length ||
+		!!f.files?.length ||
+		!!f.sessionIds?.length ||
+		f.sinceMs !== undefined ||
+		f.untilMs !== undefined ||
+		!!f.eventTypes?.length
+	);
+}
+
+/**
+ * Most fragments of in-scope sessions a filter-only search examines. It visits sessions from the
+ * most recently active (oldest first: the earliest started), reading each one's fragments that
+ * the filters allow through its session index, and stops as soon as no unvisited session can
+ * change the answer, or past this budget (then it says so: coverage.mode "recent").
+ */
+export const FILTER_SCAN_BUDGET = 40_000;
+
+function filterOnlySearch(gate: Gate, request: SearchRequest, limit: number, started: number): SearchResult {
+	const { filters } = request;
+	const browse = gate.browse(filters, { includeDerived: request.includeDerived });
+	const newest = request.sort !== "oldest";
+	const grouped = request.groupBy === "session";
+	const startMs = (s: SessionSummaryRow) => (s.created ? Date.parse(s.created) : Number.NaN);
+	// Sessions that cannot hold an event in the time range are skipped unread (events lie between a
+	// session's start and its last entry).
+	const sessions = (browse?.sessions() ?? []).filter(
+		(s) =>
+			(filters.sinceMs === undefined || s.last_ts_ms === null || s.last_ts_ms >= filters.sinceMs) &&
+			(filters.untilMs === undefined || Number.isNaN(startMs(s)) || startMs(s) < filters.untilMs),
+	);
+	if (!newest) sessions.sort((a, b) => (Number.isNaN(startMs(a)) ? 1 : Number.isNaN(startMs(b)) ? -1 : startMs(a) - startMs(b)));
+	const order = newest ? byTime(-1) : byTime(1);
+
+	const rows: RankedRow[] = [];
+	const bestOfEvent = new Map<number, RankedRow>();
+	const bestOfSession = new Map<number, RankedRow>();
+	// Times of the first `limit` units (events, or sessions when grouped) in the order, as sort keys
+	// (a missing time sorts last), and how many units there are.
+	const key = (ts: number | null | undefined) => (ts ?? null) === null ? (newest ? -Infinity : Infinity) : (ts as number);
+	let top: number[] = [];
+	let units = 0;
+	let examined = 0;
+	let visited = 0;
+	let mode: SearchCoverage["mode"] = "full";
+	// Sessions are read in batches that double (1, 2, 4, … up to 64): few statements when the
+	// filters are selective, little reading past the answer when they are not.
+	let batch = 1;
+	while (visited < sessions.length) {
+		// Enough units to fill the limit and know that more exist, and no unvisited session can hold
+		// one that comes before the limit-th: stop.
+		if (units > limit) {
+			const next = sessions[visited]!;
+			const kth = top[limit - 1]!;
+			const bound = newest ? (next.last_ts_ms ?? -Infinity) : Number.isNaN(startMs(next)) ? Infinity : startMs(next);
+			if (newest ? bound < kth : bound > kth) break;
+		}
+		if (visited > 0 && examined >= FILTER_SCAN_BUDGET) {
+			mode = "recent";
+			break;
+		}
+		const group = sessions.slice(visited, visited + batch);
+		visited += group.length;
+		batch = Math.min(batch * 2, 64);
+		examined += group.reduce((n, s) => n + s.fragment_count, 0);
+		const fresh = new Map<number, Map<number, RankedRow>>();
+		for (const row of browse!.fragmentsOf(group.map((s) => s.session_key))) {
+			rows.push(row);
+			let events = fresh.get(row.session_key);
+			if (!events) fresh.set(row.session_key, (events = new Map()));
+			const e = events.get(row.event_key);
+			if (!e || row.score < e.score || (row.score === e.score && row.frag_key > e.frag_key)) events.set(row.event_key, row);
+		}
+		for (const [sessionKey, events] of fresh) {
+			const added = [...events.values()].sort(order);
+			for (const e of added) bestOfEvent.set(e.event_key, e);
+			bestOfSession.set(sessionKey, added[0]!);
+			const newUnits = grouped ? [added[0]!] : added;
+			units += newUnits.length;
+			top = top
+				.concat(newUnits.slice(0, limit).map((u) => key(u.ts_ms)))
+				.sort((a, b) => (newest ? b - a : a - b))
+				.slice(0, limit);
+		}
+	}
+	const complete = visited === sessions.length;
+	const events = [...bestOfEvent.values()].sort(order);
+	const candidates = grouped ? [...bestOfSession.values()].sort(order) : events;
+	const perSession = new Map<number, number>();
+	for (const e of events) perSession.set(e.session_key, (perSession.get(e.session_key) ?? 0) + 1);
+	const perEvent = new Map<number, number>();
+	for (const r of rows) perEvent.set(r.event_key, (perEvent.get(r.event_key) ?? 0) + 1);
+
+	// The gate checks every hydrated row against the rule once more and names the current session as of its cutoff.
+	const selected = browse ? selectEvents(browse, candidates, limit, false, grouped) : [];
+	const hits = selected.map((row) => {
+		const hit = toHit(row, perEvent.get(row.event_key) ?? 1, fragmentText(row), []);
+		if (grouped) hit.otherMatchingEvents = (perSession.get(row.session_key) ?? 1) - 1;
+		return hit;
+	});
+	return {
+		hits,
+		coverage: {
+			mode,
+			estimatedMatches: events.length,
+			matchesExact: complete,
+			estimatedSessions: perSession.size,
+			truncated: candidates.length > hits.length,
+			rankedShare: mode === "full" ? 1 : null,
+			ignoredTerms: [],
+			// No terms: an empty answer can only be the filters'.
+			...(hits.length > 0 ? notEmpty() : { emptyBecause: "filters" as const, unmatchedTerms: [] }),
+		},
+		elapsedMs: performance.now() - started,
 	};
 }

@@ -40,7 +40,7 @@ export interface TraceResult {
 }
 
 export function traceEvent(gate: Gate, sessionId: string, entryId: string): TraceResult {
-	const { session, event } = gate.event(sessionId, entryId);
+	const { session, event } = gate.event(gate.resolveSessionId(sessionId), entryId);
 	const view = (r: EventRow) => eventView(r, session);
 
 	const parent = event.parent_id ? session.event(event.parent_id) : null;

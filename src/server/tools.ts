@@ -7,12 +7,13 @@
 import type { Database } from "bun:sqlite";
 import * as v from "valibot";
 import type { Scope } from "../auth/scope.ts";
-import { toSearchFilters } from "../query/filters.ts";
+import { parseTimeArg, toSearchFilters } from "../query/filters.ts";
 import { PiEventsError } from "../errors.ts";
 import type { Freshness } from "../sync/freshness.ts";
 import { BRANCH_STATES, SELECTION_STATES, SEMANTIC_KINDS } from "../model.ts";
 import { renderRead } from "../present/render-read.ts";
-import { freshnessLine, noHitsHint, renderHits } from "../present/render.ts";
+import { freshnessLine, noHitsHint, renderHits, renderSessions } from "../present/render.ts";
+import { DEFAULT_SESSIONS, listSessions } from "../query/sessions.ts";
 import { renderTrace } from "../present/render-trace.ts";
 import { Gate } from "../gate/gate.ts";
 import { MAX_NEIGHBOURS, MAX_WINDOW, readEvent } from "../query/read.ts";
@@ -25,17 +26,21 @@ export const TEXT_MAX_LINES = 2000;
 export const TOOL_MAX_LIMIT = 50;
 
 const id = (what: string) => v.pipe(v.string(), v.minLength(1), v.maxLength(200), v.description(what));
+const sessionIdInput = (what: string) => id(`${what} A unique prefix of at least 8 characters also works.`);
 const stringList = (what: string) => v.optional(v.pipe(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(500))), v.maxLength(20), v.description(what)));
 
 export const SearchInput = v.strictObject({
-	query: v.pipe(
-		v.string(),
-		v.minLength(1),
-		v.maxLength(2000),
-		v.description('Words and "quoted phrases" that must all appear. Code-shaped text works as typed: file paths, error codes, identifiers, commands with flags. No operators: AND/OR/NOT/*/: are plain text.'),
+	query: v.optional(
+		v.pipe(
+			v.string(),
+			v.maxLength(2000),
+			v.description(
+				'Words and "quoted phrases" that must all appear. Code-shaped text works as typed: file paths, error codes, identifiers, commands with flags. No operators: AND/OR/NOT/*/: are plain text. May be empty (or left out) when a filter narrows the search (kinds, roles, tools, isError, branchStates, selectionStates, files, sessionId, since, until, eventTypes): then the newest matching events come first.',
+			),
+		),
 	),
 	limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(TOOL_MAX_LIMIT), v.description("Maximum hits (default 10)"))),
-	sessionId: v.optional(id("Only this session. May be the current session: then only events before this tool call.")),
+	sessionId: v.optional(sessionIdInput("Only this session. May be the current session: then only events before this tool call.")),
 	cwd: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(4096), v.description("Only sessions started in this directory or below (within your workspace)"))),
 	eventTypes: stringList("Entry types: message, compaction, branch_summary, custom_message, session_info, label, model_change, ..."),
 	kinds: v.optional(v.pipe(v.array(v.picklist(SEMANTIC_KINDS)), v.description("Semantic kinds of the matching text"))),
@@ -56,7 +61,7 @@ export const SearchInput = v.strictObject({
 });
 
 export const ReadInput = v.strictObject({
-	sessionId: id("Session id from a search hit"),
+	sessionId: sessionIdInput("Session id from a search hit."),
 	entryId: id("Entry id from a search hit"),
 	fragmentId: v.optional(id("Fragment to read a window of, e.g. the hit's fragmentId (tool.result#0)")),
 	offset: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.description("Window start in characters (default 0)"))),
@@ -64,10 +69,19 @@ export const ReadInput = v.strictObject({
 	order: v.optional(v.pipe(v.picklist(["append", "branch"]), v.description("Neighbour order: append = file order; branch = the conversation path (parents before, selected children after)"))),
 	before: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(MAX_NEIGHBOURS), v.description("Neighbours before (default 0)"))),
 	after: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(MAX_NEIGHBOURS), v.description("Neighbours after (default 0)"))),
+	only: v.optional(
+		v.pipe(v.picklist(["conversation"]), v.description("conversation: count neighbours among user and assistant text, session names and summaries only (skip tool calls, results, model changes)")),
+	),
+});
+
+export const SessionsInput = v.strictObject({
+	since: v.optional(v.pipe(v.string(), v.maxLength(40), v.description("Sessions active at or after: ISO date/time, or relative like 30m, 12h, 7d, 2w"))),
+	until: v.optional(v.pipe(v.string(), v.maxLength(40), v.description("Sessions begun before: same forms as since"))),
+	limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(TOOL_MAX_LIMIT), v.description("Maximum sessions (default 20)"))),
 });
 
 export const TraceInput = v.strictObject({
-	sessionId: id("Session id from a search hit"),
+	sessionId: sessionIdInput("Session id from a search hit."),
 	entryId: id("Entry id from a search hit"),
 });
 
@@ -128,6 +142,24 @@ export const ReadOutput = v.looseObject({
 	window: v.nullable(v.looseObject({ fragmentId: v.string(), offset: v.number(), length: v.number(), totalChars: v.number(), text: v.string(), hasMore: v.boolean() })),
 	omitted: v.array(v.string()),
 	neighbours: v.looseObject({ order: v.string(), before: v.array(EventViewSchema), after: v.array(EventViewSchema), alternatives: v.array(EventViewSchema) }),
+});
+
+export const SessionsOutput = v.looseObject({
+	sessions: v.array(
+		v.looseObject({
+			sessionId: v.string(),
+			name: nullableString,
+			cwd: nullableString,
+			sessionFile: v.string(),
+			firstTimestamp: nullableString,
+			lastTimestamp: nullableString,
+			entryCount: v.number(),
+			firstUserMessage: nullableString,
+		}),
+	),
+	total: v.number(),
+	truncated: v.boolean(),
+	freshness: FreshnessSchema,
 });
 
 export const TraceOutput = v.looseObject({
@@ -193,7 +225,7 @@ export const TOOLS: ToolDef[] = [
 			);
 			const freshness = ctx.refresh();
 			const result = search(ctx.db, {
-				query: args.query,
+				query: args.query ?? "",
 				filters,
 				limit: args.limit ?? 10,
 				scope: ctx.scope,
@@ -234,6 +266,28 @@ export const TOOLS: ToolDef[] = [
 			ctx.refresh();
 			const result = traceEvent(new Gate(ctx.db, ctx.scope), args.sessionId, args.entryId);
 			return { structured: result as unknown as Record<string, unknown>, text: renderTrace(result, { color: false }) };
+		},
+	},
+	{
+		name: "event_sessions",
+		title: "List pi sessions of this workspace",
+		description:
+			"List the earlier pi sessions of this workspace, most recently active first: id, name, cwd, first and last time, number of entries, and the first thing the user asked. Use it to answer \"what did we do last?\" or to pick a session to search (event_search with sessionId) or read. The current session is not listed.",
+		input: SessionsInput,
+		output: SessionsOutput,
+		run: (args: v.InferOutput<typeof SessionsInput>, ctx) => {
+			const sinceMs = args.since === undefined ? undefined : parseTimeArg("since", args.since, ctx.now);
+			const untilMs = args.until === undefined ? undefined : parseTimeArg("until", args.until, ctx.now);
+			const freshness = ctx.refresh();
+			const result = listSessions(new Gate(ctx.db, ctx.scope), { sinceMs, untilMs, limit: args.limit ?? DEFAULT_SESSIONS });
+			const head =
+				result.sessions.length === 0
+					? "No sessions."
+					: `${result.sessions.length} of ${result.total} session${result.total === 1 ? "" : "s"}, most recently active first (session id on the last line of each):`;
+			return {
+				structured: { ...result, freshness },
+				text: `${head}\n${renderSessions(result.sessions, { color: false, root: ctx.scope.roots?.[0] ?? null })}${freshnessLine(freshness)}`,
+			};
 		},
 	},
 ];

@@ -59,6 +59,10 @@ export interface FragmentRow {
 const SESSION_COLUMNS =
 	"s.session_key, s.session_id, s.version, s.cwd, s.cwd_real, s.created, s.parent_session, s.parent_real, s.name, s.entry_count, s.leaf_entry, f.path, f.real_path";
 
+/** Semantic kinds that make an event part of the conversation (read --only conversation). */
+export const CONVERSATION_KINDS = ["user.text", "assistant.text", "session.name", "summary.compaction", "summary.branch"] as const;
+const CONVERSATIONAL = `EXISTS (SELECT 1 FROM fragments f WHERE f.event_key = e.event_key AND f.kind IN (${CONVERSATION_KINDS.map((k) => `'${k}'`).join(", ")}))`;
+
 export class EventStore {
 	constructor(private readonly db: Database) {}
 
@@ -148,6 +152,25 @@ export class EventStore {
 		return this.db
 			.query("SELECT * FROM events WHERE session_key = ?1 AND tool_call_id = ?2 ORDER BY seq")
 			.all(sessionKey, toolCallId) as EventRow[];
+	}
+
+	/** Whether an event has conversational text (user or assistant text, a session name, a summary). */
+	isConversation(eventKey: number): boolean {
+		return this.db.query(`SELECT 1 FROM events e WHERE e.event_key = ?1 AND ${CONVERSATIONAL}`).get(eventKey) !== null;
+	}
+
+	/** Up to `count` conversational events before (or after) append position `seq`, nearest first. */
+	conversationBySeq(sessionKey: number, seq: number, direction: "before" | "after", count: number): EventRow[] {
+		const sql =
+			direction === "before"
+				? `SELECT * FROM events e WHERE e.session_key = ?1 AND e.seq < ?2 AND ${CONVERSATIONAL} ORDER BY e.seq DESC LIMIT ?3`
+				: `SELECT * FROM events e WHERE e.session_key = ?1 AND e.seq > ?2 AND ${CONVERSATIONAL} ORDER BY e.seq LIMIT ?3`;
+		return this.db.query(sql).all(sessionKey, seq, count) as EventRow[];
+	}
+
+	/** The session's first user message event (append order), if any. */
+	firstUserEvent(sessionKey: number): EventRow | null {
+		return (this.db.query("SELECT * FROM events WHERE session_key = ?1 AND role = 'user' ORDER BY seq LIMIT 1").get(sessionKey) as EventRow | null) ?? null;
 	}
 
 	fragments(eventKey: number): FragmentRow[] {

@@ -4,8 +4,9 @@
  * "faux-1") and scripts it from $PI_EVENTS_E2E_SCRIPT (JSON {phrase, sessionId, entryId}):
  *   1. call event_search with the phrase,
  *   2. call event_read on the expected hit (ids known in advance from the seeded fixture),
- *   3. (optionally) search the invoking session itself,
- *   4. answer with what the last call returned.
+ *   3. list the workspace's sessions with event_sessions,
+ *   4. (optionally) search the invoking session itself,
+ *   5. answer with what the last call returned.
  * No network: the faux provider streams scripted messages from memory.
  *
  * The faux helpers are passed in rather than imported: each pi version only resolves its own
@@ -69,6 +70,7 @@ export function installFauxModel(pi: ProviderHost, faux: FauxApi): void {
 				{ stopReason: "toolUse" },
 			);
 		},
+		fauxAssistantMessage([fauxToolCall("event_sessions", { limit: 5 }, { id: "call_e2e_sessions" })], { stopReason: "toolUse" }),
 		...(script.ownSearch
 			? [
 					// Answer after 1.6 s, like a real model: the server's pre-call sync is rate-limited

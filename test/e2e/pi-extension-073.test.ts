@@ -22,6 +22,7 @@ import {
 	expectMissingBinaryErrors,
 	expectOwnSearchBeforeCall,
 	expectReadExact,
+	expectSessionsListed,
 	expectSearchFoundSeeded,
 	failureReport,
 	jsonLines,
@@ -92,6 +93,10 @@ describe("pi 0.73.1 + extension/pi-events.ts + compiled server", () => {
 
 	test("event_read returned the exact event", () => {
 		expectReadExact(entries, world);
+	});
+
+	test("event_sessions listed the seeded session and not the invoking one", () => {
+		expectSessionsListed(entries, world, ownSessionId);
 	});
 
 	test("naming the invoking session shows only what came before the invoking call", () => {

@@ -20,6 +20,7 @@ import {
 	expectMissingBinaryErrors,
 	expectOwnSearchBeforeCall,
 	expectReadExact,
+	expectSessionsListed,
 	expectSearchFoundSeeded,
 	failureReport,
 	jsonLines,
@@ -76,6 +77,10 @@ describe("pi + extension/pi-events.ts + compiled server", () => {
 
 	test("event_read returned the exact event", () => {
 		expectReadExact(entries, world);
+	});
+
+	test("event_sessions listed the seeded session and not the invoking one", () => {
+		expectSessionsListed(entries, world, OWN_SESSION);
 	});
 
 	test("naming the invoking session shows only what came before the invoking call", () => {

@@ -147,9 +147,21 @@ export function expectReadExact(entries: Entry[], world: E2eWorld): void {
 	expect(textOf(result)).toContain(expectedEntry);
 }
 
+/** event_sessions listed the seeded session, and not the invoking one. */
+export function expectSessionsListed(entries: Entry[], world: E2eWorld, ownSessionId: string | null): void {
+	const result = toolResult(entries, "call_e2e_sessions");
+	expect(result.message.toolName).toBe("event_sessions");
+	expect(result.message.isError).toBe(false);
+	const sessions = result.message.details.sessions as { sessionId: string; cwd: string }[];
+	expect(sessions.map((s) => s.sessionId)).toContain(seeded.sessionId);
+	expect(sessions.every((s) => s.cwd === world.project)).toBeTrue();
+	if (ownSessionId !== null) expect(sessions.some((s) => s.sessionId === ownSessionId)).toBeFalse();
+	expect(textOf(result)).toContain(seeded.sessionId);
+}
+
 /** Without a server binary each tool call fails with an actionable error. */
 export function expectMissingBinaryErrors(entries: Entry[]): void {
-	for (const id of ["call_e2e_search", "call_e2e_read"]) {
+	for (const id of ["call_e2e_search", "call_e2e_read", "call_e2e_sessions"]) {
 		const result = toolResult(entries, id);
 		expect(result.message.isError).toBe(true);
 		expect(textOf(result)).toContain("pi-events binary not found");

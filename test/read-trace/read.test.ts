@@ -98,7 +98,7 @@ describe("identity, metadata and content are exact", () => {
 		expect(r.content).toEqual([{ fragmentId: "user.text#0", kind: "user.text", chars: src.json.message.content[0].text.length, text: src.json.message.content[0].text, truncated: false }]);
 		expect(r.window).toBeNull();
 		expect(r.omitted).toEqual([]);
-		expect(r.neighbours).toEqual({ order: "append", before: [], after: [], alternatives: [], alternativesTotal: 0, stoppedAt: null });
+		expect(r.neighbours).toEqual({ order: "append", only: null, before: [], after: [], alternatives: [], alternativesTotal: 0, stoppedAt: null });
 	});
 
 	test("an assistant entry with thinking, text and a tool call: meta, files, content parts, omitted fields", () => {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import piEvents, { ReadParams, SearchParams, type ServerProcess, TraceParams } from "../../extension/pi-events.ts";
+import piEvents, { ReadParams, SearchParams, type ServerProcess, SessionsParams, TraceParams } from "../../extension/pi-events.ts";
 import { type AgentLayout, cleanupTempDirs, copyAllPiFixtures, isolatedEnv, makeAgentLayout, makeTempDir, piFixture } from "../helpers/temp.ts";
 import { compiledBinary } from "./harness.ts";
 
@@ -108,11 +108,12 @@ afterAll(async () => {
 });
 
 describe("registration", () => {
-	test("three tools with the exported TypeBox schemas, prompt text and read-only annotations", () => {
-		expect([...tools.keys()]).toEqual(["event_search", "event_read", "event_trace"]);
+	test("four tools with the exported TypeBox schemas, prompt text and read-only annotations", () => {
+		expect([...tools.keys()]).toEqual(["event_search", "event_read", "event_trace", "event_sessions"]);
 		expect(tools.get("event_search")!.parameters).toBe(SearchParams);
 		expect(tools.get("event_read")!.parameters).toBe(ReadParams);
 		expect(tools.get("event_trace")!.parameters).toBe(TraceParams);
+		expect(tools.get("event_sessions")!.parameters).toBe(SessionsParams);
 		for (const tool of tools.values()) {
 			expect(tool.promptSnippet?.length).toBeGreaterThan(20);
 			expect(tool.promptGuidelines?.length).toBeGreaterThan(0);
@@ -150,7 +151,7 @@ describe("against the compiled server", () => {
 	});
 
 	test("an isError result is thrown with the server's message", async () => {
-		await expect(exec("event_search", { query: "" })).rejects.toThrow(/invalid arguments for event_search: query/);
+		await expect(exec("event_search", { query: "" })).rejects.toThrow(/the query is empty: .+E_BAD_QUERY/);
 		await expect(exec("event_read", { sessionId: basic.sessionId, entryId: "nope" })).rejects.toThrow(/E_NOT_FOUND/);
 	});
 

@@ -32,9 +32,9 @@ afterAll(async () => {
 	cleanupTempDirs();
 });
 
-test("the client negotiated the modern era (no initialize) and lists the three read-only tools", async () => {
+test("the client negotiated the modern era (no initialize) and lists the four read-only tools", async () => {
 	const { tools } = await client.listTools();
-	expect(tools.map((t) => t.name)).toEqual(["event_search", "event_read", "event_trace"]);
+	expect(tools.map((t) => t.name)).toEqual(["event_search", "event_read", "event_trace", "event_sessions"]);
 	for (const tool of tools) {
 		expect(tool.inputSchema.type).toBe("object");
 		expect(tool.outputSchema).toBeDefined();

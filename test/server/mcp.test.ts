@@ -9,7 +9,7 @@ import { appendFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
-import { ReadParams, SearchParams, TraceParams } from "../../extension/pi-events.ts";
+import { ReadParams, SearchParams, SessionsParams, TraceParams } from "../../extension/pi-events.ts";
 import {
 	type AgentLayout,
 	cleanupTempDirs,
@@ -72,9 +72,9 @@ describe("legacy era (official SDK client)", () => {
 		expect(client.getInstructions()).toContain("event_search");
 	});
 
-	test("tools/list: three read-only tools with input and output schemas", async () => {
+	test("tools/list: four read-only tools with input and output schemas", async () => {
 		const { tools } = await client.listTools();
-		expect(tools.map((t) => t.name)).toEqual(["event_search", "event_read", "event_trace"]);
+		expect(tools.map((t) => t.name)).toEqual(["event_search", "event_read", "event_trace", "event_sessions"]);
 		for (const tool of tools) {
 			expect(tool.description?.length).toBeGreaterThan(50);
 			expect(tool.inputSchema.type).toBe("object");
@@ -82,12 +82,13 @@ describe("legacy era (official SDK client)", () => {
 			expect(tool.annotations?.readOnlyHint).toBe(true);
 			expect(tool.annotations?.openWorldHint).toBe(false);
 		}
-		expect(tools[0]!.inputSchema.required).toEqual(["query"]);
+		// The query may be left out when a filter narrows the search.
+		expect(tools[0]!.inputSchema.required).toBeUndefined();
 	});
 
 	test("the extension's TypeBox parameters mirror the server's input schemas exactly", async () => {
 		const { tools } = await client.listTools();
-		const mine: Record<string, unknown> = { event_search: SearchParams, event_read: ReadParams, event_trace: TraceParams };
+		const mine: Record<string, unknown> = { event_search: SearchParams, event_read: ReadParams, event_trace: TraceParams, event_sessions: SessionsParams };
 		for (const tool of tools) {
 			const { $schema: _ignored, ...server } = tool.inputSchema as Record<string, unknown>;
 			expect({ tool: tool.name, schema: JSON.parse(JSON.stringify(mine[tool.name])) }).toEqual({ tool: tool.name, schema: server });
@@ -131,9 +132,14 @@ describe("legacy era (official SDK client)", () => {
 	});
 
 	test("bad input is an isError result naming the field", async () => {
+		// An empty query needs a narrowing filter (filter-only search); without one it is E_BAD_QUERY.
 		const empty = await call("event_search", { query: "" });
 		expect(empty.isError).toBeTrue();
-		expect(textOf(empty)).toMatch(/invalid arguments for event_search: query: .+/);
+		expect(textOf(empty)).toMatch(/the query is empty: .+ \[E_BAD_QUERY\]/);
+
+		const query = await call("event_search", { query: 42 });
+		expect(query.isError).toBeTrue();
+		expect(textOf(query)).toMatch(/invalid arguments for event_search: query: .+/);
 
 		const limit = await call("event_search", { query: "step", limit: 500 });
 		expect(limit.isError).toBeTrue();
@@ -274,7 +280,7 @@ describe("modern era (2026-07-28, raw frames)", () => {
 		expect(list.result.resultType).toBe("complete");
 		expect(list.result.ttlMs).toBeGreaterThanOrEqual(0);
 		expect(["public", "private"]).toContain(list.result.cacheScope);
-		expect(list.result.tools.map((t: { name: string }) => t.name)).toEqual(["event_search", "event_read", "event_trace"]);
+		expect(list.result.tools.map((t: { name: string }) => t.name)).toEqual(["event_search", "event_read", "event_trace", "event_sessions"]);
 
 		const callRes = await s.request("tools/call", {
 			name: "event_search",

@@ -129,6 +129,135 @@ const CASES: Case[] = [
 		tool: () => ["event_search", { query: "flakytest", sort: "sideways" }],
 		error: /sort/,
 	},
+	// Filter-only search.
+	{
+		name: "an empty query with a narrowing filter lists the matching events, newest first",
+		cli: () => ["search", "--error"],
+		tool: () => ["event_search", { isError: true }],
+		check: (json) => {
+			expect(keys(json)).toEqual(["f1a4e000/fl-r3", "f1a4e000/fl-r2", "f1a4e000/fl-r1", "f1a4e000/fl-r0"]);
+			expect(json.hits[0].snippet).toBe("FAIL flakytest run 3: expected 200, got 500");
+			expect(json.hits[0].highlights).toEqual([]);
+			expect(json.coverage).toMatchObject({ mode: "full", estimatedMatches: 4, matchesExact: true, truncated: false });
+		},
+	},
+	{
+		name: "filter-only: every abandoned reply, not 1 of them",
+		cli: () => ["search", "", "--branch", "alternate"],
+		tool: () => ["event_search", { query: "", branchStates: ["alternate"] }],
+		check: (json) => expect(keys(json)).toEqual(["b4a2c000/br-a2", "b4a2c000/br-a1"]),
+	},
+	{
+		name: "filter-only with --group session and a limit: counts and truncation stay honest",
+		cli: () => ["search", "--kind", "user.text", "--group", "session", "--limit", "2"],
+		tool: () => ["event_search", { kinds: ["user.text"], groupBy: "session", limit: 2 }],
+		check: (json) => {
+			expect(json.hits.map((h: any) => h.sessionId)).toEqual([IDS.sharedA, IDS.sharedB]);
+			expect(json.coverage).toMatchObject({ truncated: true });
+			expect(json.coverage.estimatedSessions).toBeGreaterThan(2);
+		},
+	},
+	{
+		name: "an empty query without a narrowing filter is still E_BAD_QUERY (a cwd does not narrow)",
+		cli: (w) => ["search", "", "--cwd", w.project],
+		tool: (w) => ["event_search", { query: "", cwd: w.project }],
+		error: /the query is empty.*E_BAD_QUERY|the query is empty/,
+	},
+	// The session list.
+	{
+		name: "sessions: the sessions in scope, most recently active first, with their first request",
+		cli: () => ["sessions"],
+		tool: () => ["event_sessions", {}],
+		check: (json) => {
+			const ids = json.sessions.map((s: any) => s.sessionId);
+			expect(ids).toEqual([IDS.sharedA, IDS.sharedB, IDS.long, IDS.flakyTwo, IDS.files, IDS.quoted, IDS.flaky, IDS.branchy]);
+			expect(json.total).toBe(8);
+			expect(json.truncated).toBe(false);
+			const two = json.sessions.find((s: any) => s.sessionId === IDS.flakyTwo);
+			expect(two).toMatchObject({
+				name: null,
+				firstTimestamp: "2026-11-05T10:00:00.000Z",
+				lastTimestamp: "2026-11-05T10:02:00.000Z",
+				entryCount: 2,
+				firstUserMessage: "is flakytest fixed now?",
+			});
+			expect(json.sessions.find((s: any) => s.sessionId === IDS.long).firstUserMessage).toBeNull();
+		},
+		text: (text, w) => {
+			expect(text).toContain("is flakytest fixed now?");
+			expect(text).toContain(IDS.flakyTwo);
+			expect(text).not.toContain(w.sessions);
+		},
+	},
+	{
+		name: "sessions --since and --limit",
+		cli: () => ["sessions", "--since", "2026-11-05", "--limit", "2"],
+		tool: () => ["event_sessions", { since: "2026-11-05", limit: 2 }],
+		check: (json) => {
+			expect(json.sessions.map((s: any) => s.sessionId)).toEqual([IDS.sharedA, IDS.sharedB]);
+			expect(json).toMatchObject({ total: 4, truncated: true });
+		},
+	},
+	// Conversation-only neighbours.
+	{
+		name: "read --only conversation counts neighbours among user and assistant text only",
+		cli: () => ["read", IDS.flaky, "fl-a9", "--before", "2", "--only", "conversation"],
+		tool: () => ["event_read", { sessionId: IDS.flaky, entryId: "fl-a9", before: 2, only: "conversation" }],
+		check: (json) => {
+			expect(json.neighbours.before.map((e: any) => e.entryId)).toEqual(["fl-u1"]);
+			expect(json.neighbours.only).toBe("conversation");
+		},
+		text: (text) => expect(text).toContain("conversation only"),
+	},
+	{
+		name: "read without --only counts every entry (the default is unchanged)",
+		cli: () => ["read", IDS.flaky, "fl-a9", "--before", "2"],
+		tool: () => ["event_read", { sessionId: IDS.flaky, entryId: "fl-a9", before: 2 }],
+		check: (json) => expect(json.neighbours.before.map((e: any) => e.entryId)).toEqual(["fl-a3", "fl-r3"]),
+	},
+	{
+		name: "read --only conversation in branch order skips tool calls and results along the path",
+		cli: () => ["read", IDS.flaky, "fl-a9", "--before", "1", "--order", "branch", "--only", "conversation"],
+		tool: () => ["event_read", { sessionId: IDS.flaky, entryId: "fl-a9", before: 1, order: "branch", only: "conversation" }],
+		check: (json) => expect(json.neighbours.before.map((e: any) => e.entryId)).toEqual(["fl-u1"]),
+	},
+	// Session id prefixes.
+	{
+		name: "read accepts a unique 8-character prefix of a session id",
+		cli: () => ["read", IDS.quoted.slice(0, 8), "q-u1"],
+		tool: () => ["event_read", { sessionId: IDS.quoted.slice(0, 8), entryId: "q-u1" }],
+		check: (json) => expect(json.event.sessionId).toBe(IDS.quoted),
+	},
+	{
+		name: "trace accepts a unique prefix",
+		cli: () => ["trace", IDS.files.slice(0, 10), "fi-a1"],
+		tool: () => ["event_trace", { sessionId: IDS.files.slice(0, 10), entryId: "fi-a1" }],
+		check: (json) => expect(json.target.sessionId).toBe(IDS.files),
+	},
+	{
+		name: "--session accepts a unique prefix",
+		cli: () => ["search", "quokka", "--session", IDS.quoted.slice(0, 8)],
+		tool: () => ["event_search", { query: "quokka", sessionId: IDS.quoted.slice(0, 8) }],
+		check: (json) => expect(keys(json)).toEqual(["9a0e7e00/q-u1"]),
+	},
+	{
+		name: "an ambiguous prefix is an error listing only the candidates in scope",
+		cli: () => ["read", "5a4ed000", "sh-aaaa"],
+		tool: () => ["event_read", { sessionId: "5a4ed000", entryId: "sh-aaaa" }],
+		error: new RegExp(`ambiguous in your scope: ${IDS.sharedA}, ${IDS.sharedB}(?![^\\n]*${IDS.sharedOut})`),
+	},
+	{
+		name: "a prefix matching only a session outside the scope fails like one matching nothing",
+		cli: () => ["read", IDS.outOnly.slice(0, 8), "sh-0000"],
+		tool: () => ["event_read", { sessionId: IDS.outOnly.slice(0, 8), entryId: "sh-0000" }],
+		error: new RegExp(`^(pi-events: |event_read failed: )no event "sh-0000" in session "${IDS.outOnly.slice(0, 8)}" in your scope`),
+	},
+	{
+		name: "a prefix shorter than 8 characters is not expanded",
+		cli: () => ["read", IDS.quoted.slice(0, 7), "q-u1"],
+		tool: () => ["event_read", { sessionId: IDS.quoted.slice(0, 7), entryId: "q-u1" }],
+		error: /no event "q-u1" in session "9a0e7e0" in your scope/,
+	},
 ];
 
 let world: World;

@@ -35,6 +35,7 @@ export const IDS = {
 	sharedB: "5a4ed000-bbbb-4000-8000-000000000007",
 	sharedOut: "5a4ed000-cccc-4000-8000-000000000008",
 	outOnly: "0b7e4000-0000-4000-8000-000000000009",
+	branchy: "b4a2c000-0000-4000-8000-00000000000a",
 } as const;
 
 const at = (day: number, minute: number) => `2026-11-${String(day).padStart(2, "0")}T10:${String(minute).padStart(2, "0")}:00.000Z`;
@@ -111,6 +112,18 @@ export function makeWorld(): World {
 			),
 		),
 	});
+	// Two abandoned replies: the user rewound twice; the last reply is on the selected branch.
+	writeSession(sessions, {
+		id: IDS.branchy,
+		cwd: project,
+		timestamp: at(1, 0),
+		entries: [
+			userEntry("br-u1", null, at(1, 1), "pick a name for the cache module"),
+			assistantEntry("br-a1", "br-u1", at(1, 2), "Call it stash."),
+			assistantEntry("br-a2", "br-u1", at(1, 3), "Call it hoard."),
+			assistantEntry("br-a3", "br-u1", at(1, 4), "Call it cache."),
+		],
+	});
 	// Ids sharing their first 8 characters: two in scope, one in the other workspace; one id only outside.
 	for (const [id, cwd] of [
 		[IDS.sharedA, project],
@@ -170,5 +183,5 @@ export async function mcpOutcome(world: World, server: RawServer, tool: string, 
 	const text = (result.content as { text: string }[]).map((c) => c.text).join("");
 	return result.isError
 		? { exitCode: 2, json: undefined, text: "", error: text }
-		: { exitCode: result.structuredContent.hits?.length === 0 ? 1 : 0, json: result.structuredContent, text, error: "" };
+		: { exitCode: (result.structuredContent.hits ?? result.structuredContent.sessions)?.length === 0 ? 1 : 0, json: result.structuredContent, text, error: "" };
 }

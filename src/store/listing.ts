@@ -1,0 +1,70 @@
+/**
+ * Read-side queries that list rather than search: the sessions a condition admits (for the session
+ * list, id prefixes and filter-only search) and the fragments of some sessions that the filters
+ * allow. The session
+ * condition is SQL on the sessions table `s`, supplied by the caller's authorization; nothing here
+ * decides who may see what.
+ */
+import type { Database, SQLQueryBindings } from "bun:sqlite";
+import { filterSql, type RankedRow, type SqlFilters } from "./search.ts";
+
+/** A condition on the sessions table `s` (the caller's scope, rendered by auth/scope-sql.ts), with its parameters. */
+export interface SessionCondition {
+	sql: string;
+	params: SQLQueryBindings[];
+}
+
+export interface SessionSummaryRow {
+	session_key: number;
+	session_id: string;
+	name: string | null;
+	cwd: string | null;
+	cwd_real: string | null;
+	created: string | null;
+	last_ts_ms: number | null;
+	entry_count: number;
+	fragment_count: number;
+	version: number;
+	path: string;
+}
+
+/** Every session the condition admits (a few thousand at most), most recently active first. */
+export function sessionsWhere(db: Database, where: SessionCondition): SessionSummaryRow[] {
+	return db
+		.query(
+			`SELECT s.session_key, s.session_id, s.name, s.cwd, s.cwd_real, s.created, s.last_ts_ms, s.entry_count, s.fragment_count, s.version, fl.path
+			 FROM sessions s JOIN files fl ON fl.file_key = s.file_key
+			 WHERE ${where.sql}
+			 ORDER BY s.last_ts_ms IS NULL, s.last_ts_ms DESC, s.session_id, fl.path`,
+		)
+		.all(...where.params) as SessionSummaryRow[];
+}
+
+/** Distinct ids of admitted sessions that begin with `prefix` (at most `limit`), in id order. */
+export function sessionIdsWithPrefix(db: Database, prefix: string, where: SessionCondition, limit: number): string[] {
+	// A range on the id index: every string that begins with `prefix` sorts in [prefix, prefix + U+FFFF).
+	const rows = db
+		.query(
+			`SELECT DISTINCT s.session_id FROM sessions s
+			 WHERE s.session_id >= ? AND s.session_id < ? AND substr(s.session_id, 1, ?) = ? AND ${where.sql}
+			 ORDER BY s.session_id LIMIT ?`,
+		)
+		.all(prefix, `${prefix}\uffff`, prefix.length, prefix, ...where.params, limit) as { session_id: string }[];
+	return rows.map((r) => r.session_id);
+}
+
+/**
+ * Every fragment of these sessions that the event and fragment filters allow, with its event's
+ * time, scored by kind weight (for filter-only search: there are no terms to rank by).
+ */
+export function filteredFragmentsOfSessions(db: Database, sessionKeys: readonly number[], filters: SqlFilters): Required<RankedRow>[] {
+	if (sessionKeys.length === 0) return [];
+	const { where, params } = filterSql(filters);
+	return db
+		.query(
+			`SELECT f.frag_key, -f.weight AS score, f.event_key, f.session_key, e.ts_ms
+			 FROM fragments f JOIN events e ON e.event_key = f.event_key
+			 WHERE f.session_key IN (${sessionKeys.map(() => "?").join(", ")}) AND ${where}`,
+		)
+		.all(...sessionKeys, ...params) as Required<RankedRow>[];
+}

@@ -88,7 +88,15 @@ export function freshnessLine(f: Freshness, coverage?: SearchCoverage): string {
 	if (f.missingFiles > 0) parts.push(`${f.missingFiles} indexed files gone`);
 	if (f.newDiagnostics > 0) parts.push(`${f.newDiagnostics} new diagnostics`);
 	if (coverage?.mode === "recent") {
-		parts.push("very common terms (more than 4,000 matches): showing the best of the newest 1,000; add terms or filters to rank them all");
+		parts.push(
+			coverage.filterOnly
+				? "filters alone match across more history than one search reads: only the most recently active sessions were read; narrow the filters (a time range, a session) or add a term"
+				: "very common terms (more than 4,000 matches): showing the best of the newest 1,000; add terms or filters to rank them all",
+		);
+	}
+	if (coverage?.truncated) {
+		const count = (n: number, what: string) => `${n.toLocaleString("en-US")}${coverage.matchesExact ? "" : "+"} ${what}${n === 1 && coverage.matchesExact ? "" : "s"}`;
+		parts.push(`more than shown: ${count(coverage.estimatedMatches, "matching event")} in ${count(coverage.estimatedSessions, "session")} (raise the limit to see more)`);
 	}
 	if (coverage && coverage.ignoredTerms.length > 0) parts.push(`ignored: ${coverage.ignoredTerms.map((t) => JSON.stringify(t)).join(" ")}`);
 	for (const p of f.problems) parts.push(p);

@@ -96,6 +96,8 @@ export interface SearchCoverage {
 	truncated: boolean;
 	/** Share of the in-scope matches that was ranked: 1 in full mode, null in recent mode (the count stops at FULL_RANK_LIMIT + 1). */
 	rankedShare: number | null;
+	/** No terms: a search by filters alone (newest first; "recent" then means only the most recently active sessions were read). */
+	filterOnly: boolean;
 	ignoredTerms: string[];
 	/**
 	 * Only when there are no hits, why (never a count, never about anything outside the scope):
@@ -144,6 +146,7 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 				estimatedSessions: 0,
 				truncated: false,
 				rankedShare: 1,
+				filterOnly: false,
 				ignoredTerms: parsed.ignored,
 				emptyBecause: "terms",
 				unmatchedTerms: parsed.terms.map((t) => t.text),
@@ -201,6 +204,7 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 		estimatedSessions: sessionsMatched.size,
 		truncated: candidates.length > rows.length,
 		rankedShare,
+		filterOnly: false,
 		ignoredTerms: parsed.ignored,
 		...(rows.length > 0 ? notEmpty() : explainEmpty(scoped, parsed, counted)),
 	};
@@ -513,6 +517,7 @@ function filterOnlySearch(gate: Gate, request: SearchRequest, limit: number, sta
 			estimatedSessions: perSession.size,
 			truncated: candidates.length > hits.length,
 			rankedShare: mode === "full" ? 1 : null,
+			filterOnly: true,
 			ignoredTerms: [],
 			// No terms: an empty answer can only be the filters'.
 			...(hits.length > 0 ? notEmpty() : { emptyBecause: "filters" as const, unmatchedTerms: [] }),

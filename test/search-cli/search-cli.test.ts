@@ -94,7 +94,7 @@ describe("--json output", () => {
 		expect(typeof out.freshness.syncMs).toBe("number");
 		expect(typeof out.freshness.newDiagnostics).toBe("number");
 		expect(typeof out.freshness.lastSyncAt).toBe("string");
-		expect(out.coverage).toEqual({ mode: "full", estimatedMatches: 3, matchesExact: true, estimatedSessions: 1, truncated: false, rankedShare: 1, ignoredTerms: [], emptyBecause: null, unmatchedTerms: [] });
+		expect(out.coverage).toEqual({ mode: "full", estimatedMatches: 3, matchesExact: true, estimatedSessions: 1, truncated: false, rankedShare: 1, filterOnly: false, ignoredTerms: [], emptyBecause: null, unmatchedTerms: [] });
 	});
 
 	test("stdout is exactly one JSON document; --json with no hits still prints it and exits 1", () => {

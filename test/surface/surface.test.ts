@@ -17,7 +17,9 @@ interface Case {
 	/** Checks the structured answer (both runners); absent when `error` is expected. */
 	check?: (json: any, w: World) => void;
 	/** Checks the text rendering (both runners). */
-	text?: (text: string, w: World) => void;
+	text?: (text: string, runner: "cli" | "mcp", w: World) => void;
+	/** Checks what accompanies the text (CLI: its stderr; MCP: the tool text). */
+	notes?: (notes: string) => void;
 	/** The call fails: this matches the CLI's stderr and the tool's error text. */
 	error?: RegExp;
 }
@@ -45,7 +47,7 @@ const CASES: Case[] = [
 			expect(json.hits.length).toBeGreaterThan(0);
 			for (const h of json.hits) expect(h.sessionFile.startsWith(w.sessions)).toBe(true);
 		},
-		text: (text, w) => {
+		text: (text, _runner, w) => {
 			expect(text).not.toContain(w.sessions);
 			expect(text).toContain(IDS.flaky);
 		},
@@ -111,8 +113,10 @@ const CASES: Case[] = [
 		tool: () => ["event_search", { query: "flakytest", isError: true, limit: 2 }],
 		check: (json) => {
 			expect(json.hits.length).toBe(2);
-			expect(json.coverage).toMatchObject({ estimatedMatches: 4, matchesExact: true, estimatedSessions: 1, truncated: true });
+			expect(json.coverage).toMatchObject({ estimatedMatches: 4, matchesExact: true, estimatedSessions: 1, truncated: true, filterOnly: false });
 		},
+		// The text says so too (CLI: on stderr with the freshness line; MCP: in the tool text).
+		notes: (notes) => expect(notes).toContain("more than shown: 4 matching events in 1 session (raise the limit to see more)"),
 	},
 	{
 		name: "nothing cut: truncated is false even though unfiltered matches are more",
@@ -138,7 +142,7 @@ const CASES: Case[] = [
 			expect(keys(json)).toEqual(["f1a4e000/fl-r3", "f1a4e000/fl-r2", "f1a4e000/fl-r1", "f1a4e000/fl-r0"]);
 			expect(json.hits[0].snippet).toBe("FAIL flakytest run 3: expected 200, got 500");
 			expect(json.hits[0].highlights).toEqual([]);
-			expect(json.coverage).toMatchObject({ mode: "full", estimatedMatches: 4, matchesExact: true, truncated: false });
+			expect(json.coverage).toMatchObject({ mode: "full", estimatedMatches: 4, matchesExact: true, truncated: false, filterOnly: true });
 		},
 	},
 	{
@@ -183,7 +187,7 @@ const CASES: Case[] = [
 			});
 			expect(json.sessions.find((s: any) => s.sessionId === IDS.long).firstUserMessage).toBeNull();
 		},
-		text: (text, w) => {
+		text: (text, _runner, w) => {
 			expect(text).toContain("is flakytest fixed now?");
 			expect(text).toContain(IDS.flakyTwo);
 			expect(text).not.toContain(w.sessions);
@@ -283,7 +287,8 @@ function verify(c: Case, out: Outcome, runner: string): void {
 	}
 	if (out.exitCode === 2) throw new Error(`${runner} failed: ${out.error}`);
 	c.check?.(out.json, world);
-	c.text?.(out.text, world);
+	c.text?.(out.text, runner as "cli" | "mcp", world);
+	c.notes?.(out.notes);
 }
 
 for (const c of CASES) {

@@ -145,6 +145,8 @@ export interface Outcome {
 	text: string;
 	/** CLI stderr / MCP error text. */
 	error: string;
+	/** What accompanies the text: CLI stderr of the text run (freshness, counts); MCP: the text itself. */
+	notes: string;
 }
 
 /** Run `pi-events <command> ...args` (the compiled binary) from the caller's cwd. */
@@ -168,7 +170,7 @@ export function cliOutcome(world: World, args: string[]): Outcome {
 	} catch {
 		throw new Error(`not JSON (exit ${json.exitCode}): ${json.stdout}\n${json.stderr}`);
 	}
-	return { exitCode: json.exitCode, json: parsed, text: text.stdout, error: json.stderr };
+	return { exitCode: json.exitCode, json: parsed, text: text.stdout, error: json.stderr, notes: text.stderr };
 }
 
 /** A `serve --stdio` child (compiled binary); the caller works in `world.callerCwd`. */
@@ -182,6 +184,6 @@ export async function mcpOutcome(world: World, server: RawServer, tool: string, 
 	const result = frame.result;
 	const text = (result.content as { text: string }[]).map((c) => c.text).join("");
 	return result.isError
-		? { exitCode: 2, json: undefined, text: "", error: text }
-		: { exitCode: (result.structuredContent.hits ?? result.structuredContent.sessions)?.length === 0 ? 1 : 0, json: result.structuredContent, text, error: "" };
+		? { exitCode: 2, json: undefined, text: "", error: text, notes: "" }
+		: { exitCode: (result.structuredContent.hits ?? result.structuredContent.sessions)?.length === 0 ? 1 : 0, json: result.structuredContent, text, error: "", notes: text };
 }

@@ -54,6 +54,7 @@ import {
 	type RankOptions,
 	rankFragments,
 	type SqlFilters,
+	termOccurrences,
 } from "../store/search.ts";
 import { filteredFragmentsOfSessions, type SessionSummaryRow, sessionIdsWithPrefix, sessionsWhere } from "../store/listing.ts";
 import { cwdOfIndexedFile } from "../store/status.ts";
@@ -333,8 +334,8 @@ export class ScopedBrowse {
  * One search inside the gate. The session rule is in every statement that reads fragments: as
  * scope tokens in the MATCH (counting, newest-first ranking, and ranking in general), or, when the
  * user's terms alone match few fragments, as the same rule rendered in SQL beside the MATCH
- * (auth/scope-sql.ts): BM25 computes an IDF for every phrase of the MATCH, scope tokens included,
- * and for a wide scope that costs more than the query. Either way SQLite yields only admitted
+ * (auth/scope-sql.ts): intersecting with a wide scope's tokens inside FTS5 can cost more than the
+ * query. Either way SQLite yields only admitted
  * rows, and every hydrated row is checked once more against the pure rule.
  */
 export class ScopedSearch {
@@ -355,12 +356,12 @@ export class ScopedSearch {
 	}
 
 	/**
-	 * Ranked in-scope fragments (at most `limit`), filtered; `scopeInSql` moves the scope from the
-	 * MATCH into the SQL of the same statement (score order only).
+	 * In-scope fragments (at most `limit`) in index order, filtered; `scopeInSql` moves the scope
+	 * from the MATCH into the SQL of the same statement.
 	 */
 	rank(limit: number, options: RankOptions & { scopeInSql?: boolean } = {}): RankedRow[] {
 		const { scopeInSql: wanted, ...rest } = options;
-		const scopeInSql = wanted === true && (rest.order ?? "score") === "score";
+		const scopeInSql = wanted === true;
 		return rankFragments(this.db, scopeInSql ? this.plan.userMatch : this.plan.match, this.plan.sql, limit, { ...rest, sessionLevel: scopeInSql });
 	}
 
@@ -393,6 +394,15 @@ export class ScopedSearch {
 		const excludeDerived = options.includeDerived === true ? false : this.excludesDerived;
 		const match = scopedMatch(expr, withoutCurrent, { excludeDerived });
 		return match !== null && countMatches(this.db, match, 1) > 0;
+	}
+
+	/** How often each query token occurs in each column of these ranked (so in-scope) fragments. */
+	termOccurrences(ranked: readonly RankedRow[], tokens: readonly string[]): ReturnType<typeof termOccurrences> {
+		return termOccurrences(
+			this.db,
+			ranked.map((r) => r.frag_key),
+			tokens,
+		);
 	}
 
 	/** Of these visible events, the ones holding a tool call whose result failed (a visible result). */

@@ -13,7 +13,8 @@ import type { BranchState, ContextRole, SelectionState, SemanticKind } from "../
 import { type Highlight, makeSnippet } from "./snippet.ts";
 import { isoTime } from "../project/projector.ts";
 import { ERROR_BOOST } from "../project/weights.ts";
-import { type ParsedQuery, parseQuery } from "./fts.ts";
+import { indexTokens, type ParsedQuery, parseQuery } from "./fts.ts";
+import { scoreFragments, shareOfBest } from "./answer-score.ts";
 import { fragmentTexts } from "./source-text.ts";
 import { proseShare, type SignalTerm, signalFactor, snippetTokens, textSignals } from "./relevance.ts";
 
@@ -68,6 +69,12 @@ export interface Hit {
 	snippet: string;
 	/** Matched spans of `snippet`: [start, end) in UTF-16 code units. */
 	highlights: Highlight[];
+	/** Position in this answer, from 1. */
+	rank: number;
+	/**
+	 * Relevance as a share of the best relevance among this answer's matches (1 for the best, 0 to
+	 * 1). It depends on nothing outside the scope: comparable within one answer, not across answers.
+	 */
 	score: number;
 	isError: boolean | null;
 	exitCode: number | null;
@@ -164,13 +171,18 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 	let mode: SearchCoverage["mode"] = "full";
 	let rankedShare: number | null = 1;
 	if (complete) {
-		// BM25 computes an IDF for every phrase of the MATCH, scope tokens included, by scanning its
-		// rows: for a wide scope that costs more than the query. When the user's terms alone match
-		// few fragments, the gate ranks with them and applies the same scope rule in SQL instead.
+		// Intersecting with a wide scope's tokens inside FTS5 can cost more than the query: when the
+		// user's terms alone match few fragments, the gate matches them alone and applies the same
+		// scope rule in SQL. The candidates are the same in-scope rows either way.
 		const scopeInSql = scoped.fewUnscopedMatches(UNSCOPED_RANK_LIMIT);
 		// Every in-scope match that the filters allow (at most FULL_RANK_LIMIT): exact counts,
-		// grouping and time order need them all, and BM25 scores them all anyway to sort.
+		// grouping and time order need them all, and all of them are scored to sort. Each from its
+		// own term counts and length alone (answer-score.ts), never bm25(), whose statistics cover
+		// every workspace in the index.
 		ranked = scoped.rank(FULL_RANK_LIMIT, { scopeInSql, withTime: sort !== "relevance" });
+		const tokens = [...new Set(parsed.terms.flatMap((t) => [...t.tokens, ...t.alternatives.flatMap((a) => indexTokens(a))]))];
+		const relevance = scoreFragments(ranked, scoped.termOccurrences(ranked, tokens));
+		for (const r of ranked) r.score = -(relevance.get(r.frag_key) ?? 0);
 	} else {
 		// Very common terms: the newest (or, sorting oldest first, the oldest) RECENT_MATCHES in-scope
 		// matches that the filters allow, by index order (rowids grow with sessions in creation order).
@@ -209,9 +221,11 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 		...(rows.length > 0 ? notEmpty() : explainEmpty(scoped, parsed, counted)),
 	};
 	const matched = scoped.matchedPerEvent(rows);
+	// The best relevance among all candidates: a hit's score is its share of it.
+	const best = events.reduce((max, e) => Math.max(max, -e.score), 0);
 	return {
-		hits: rows.map((row) => {
-			const hit = toHit(row, matched.get(row.event_key) ?? 1, texts.has(row.frag_key) ? (texts.get(row.frag_key) ?? null) : fragmentText(row), parsed.terms);
+		hits: rows.map((row, i) => {
+			const hit = toHit(row, matched.get(row.event_key) ?? 1, texts.has(row.frag_key) ? (texts.get(row.frag_key) ?? null) : fragmentText(row), parsed.terms, i + 1, best);
 			if (grouped) hit.otherMatchingEvents = (sessionsMatched.get(row.session_key) ?? 1) - 1;
 			return hit;
 		}),
@@ -274,7 +288,7 @@ export const RERANK_CANDIDATES = 30;
  */
 function rerank(scoped: ScopedSearch, ranked: RankedRow[], terms: readonly SignalTerm[]): Map<number, string | null> {
 	const texts = new Map<number, string | null>();
-	// The top candidates by BM25 × kind weight (in the recent window, by kind weight alone).
+	// The top candidates by BM25 (answer-score.ts) × kind weight (in the recent window, by kind weight alone).
 	ranked.sort(byScore);
 	const top = ranked.slice(0, RERANK_CANDIDATES);
 	if (top.length === 0) return texts;
@@ -366,7 +380,7 @@ function fragmentText(row: CandidateRow): string | null {
 
 const STALE_NOTICE = "[the source changed since it was indexed: run pi-events index]";
 
-function toHit(row: CandidateRow, matched: number, body: string | null, terms: readonly SignalTerm[]): Hit {
+function toHit(row: CandidateRow, matched: number, body: string | null, terms: readonly SignalTerm[], rank: number, best: number): Hit {
 	const snippet = body === null ? { text: STALE_NOTICE, highlights: [] } : makeSnippet(body, snippetTokens(body, terms));
 	return {
 		sessionId: row.session_id,
@@ -384,7 +398,8 @@ function toHit(row: CandidateRow, matched: number, body: string | null, terms: r
 		snippet: snippet.text,
 		highlights: snippet.highlights,
 		stale: body === null,
-		score: Math.round(-row.score * 1000) / 1000,
+		rank,
+		score: shareOfBest(-row.score, best),
 		isError: row.is_error === null ? null : row.is_error === 1,
 		exitCode: row.exit_code,
 		branchState: row.branch_state,
@@ -503,8 +518,10 @@ function filterOnlySearch(gate: Gate, request: SearchRequest, limit: number, sta
 
 	// The gate checks every hydrated row against the rule once more and names the current session as of its cutoff.
 	const selected = browse ? selectEvents(browse, candidates, limit, false, grouped) : [];
-	const hits = selected.map((row) => {
-		const hit = toHit(row, perEvent.get(row.event_key) ?? 1, fragmentText(row), []);
+	// No query words: relevance is the kind weight alone, shown as its share of the best.
+	const best = events.reduce((max, e) => Math.max(max, -e.score), 0);
+	const hits = selected.map((row, i) => {
+		const hit = toHit(row, perEvent.get(row.event_key) ?? 1, fragmentText(row), [], i + 1, best);
 		if (grouped) hit.otherMatchingEvents = (perSession.get(row.session_key) ?? 1) - 1;
 		return hit;
 	});

@@ -1,6 +1,6 @@
 /**
- * Search SQL: FTS5 candidates ranked by weighted BM25 inside the statement that performs the
- * MATCH, with the authorization scope and every filter applied in that same statement, so nothing
+ * Search SQL: FTS5 candidates (scored later, by query/answer-score.ts, never by bm25()), with the
+ * authorization scope and every filter applied in the statement that performs the MATCH, so nothing
  * outside the scope is ever read into the process. Called only by the gate (gate/gate.ts), which
  * supplies the scope; query/ never calls it directly.
  */
@@ -9,12 +9,6 @@ import { cutoffSql, sessionRuleSql } from "../auth/scope-sql.ts";
 import type { BranchState, SelectionState, SemanticKind } from "../model.ts";
 export { KIND_WEIGHTS } from "../project/weights.ts";
 
-/**
- * BM25 column weights: the visible text counts fully, derived split tokens (aux) half, scope
- * tokens not at all, word forms (stems) half: a word as typed also matches its stem, so an exact
- * form outscores a form-only match.
- */
-const BM25 = "bm25(fts, 1.0, 0.5, 0.0, 0.5)";
 
 export interface SqlFilters {
 	/** Canonical roots (null: unscoped). */
@@ -139,7 +133,11 @@ export function filterSql(f: SqlFilters, sessionLevel = false): { where: string;
 
 export interface RankedRow {
 	frag_key: number;
+	/** Lower is better: minus the relevance. */
 	score: number;
+	/** Kind weight and text length of the fragment (for scoring within the answer). */
+	weight: number;
+	length: number;
 	event_key: number;
 	session_key: number;
 	/** Only when ranked `withTime`. */
@@ -148,12 +146,12 @@ export interface RankedRow {
 
 export interface RankOptions {
 	/**
-	 * "score": weighted BM25, best first. "newest": the newest matches (highest rowids), scored by
-	 * kind weight alone: BM25 would cost a scan of every matching row just for its IDF (about 4 ms
-	 * for a term in 150,000 fragments), and for terms that common it carries little signal anyway.
-	 * "oldest": the same from the other end.
+	 * "newest": the newest matches first (highest rowids), "oldest" the other end. Relevance is not
+	 * computed here: SQLite's bm25() takes its statistics from the whole index, every workspace
+	 * included; the caller scores the in-scope candidates itself (query/answer-score.ts). The
+	 * score returned here is minus the kind weight.
 	 */
-	order?: "score" | "newest" | "oldest";
+	order?: "newest" | "oldest";
 	/** The MATCH carries no scope tokens: apply the session rule in SQL, in the same statement. */
 	sessionLevel?: boolean;
 	/** Also return each event's time (for time order). */
@@ -161,20 +159,19 @@ export interface RankOptions {
 }
 
 /**
- * Rank matching fragments: BM25 in the statement that performs the MATCH, times the kind
- * weight, filtered, best first. Only what the filters need is joined; details come later.
+ * Matching fragments in index order, filtered, with what scoring needs (kind weight, length).
+ * Only what the filters need is joined; details come later.
  */
 export function rankFragments(db: Database, match: string, filters: SqlFilters, limit: number, options: RankOptions = {}): RankedRow[] {
-	const { order = "score", sessionLevel = false, withTime = false } = options;
+	const { order = "newest", sessionLevel = false, withTime = false } = options;
 	const { where, params, needsEvents } = filterSql(filters, sessionLevel);
-	const byRowid = order !== "score";
 	const sql = `
-		SELECT fts.rowid AS frag_key, ${byRowid ? "-f.weight" : `${BM25} * f.weight`} AS score, f.event_key, f.session_key${withTime ? ", e.ts_ms" : ""}
+		SELECT fts.rowid AS frag_key, -f.weight AS score, f.weight, f.full_length AS length, f.event_key, f.session_key${withTime ? ", e.ts_ms" : ""}
 		FROM fts
 		JOIN fragments f ON f.frag_key = fts.rowid
 		${needsEvents || withTime ? "JOIN events e ON e.event_key = f.event_key" : ""}
 		WHERE fts MATCH ? AND ${where}
-		ORDER BY ${byRowid ? `fts.rowid ${order === "oldest" ? "ASC" : "DESC"}` : "score ASC, fts.rowid DESC"}
+		ORDER BY fts.rowid ${order === "oldest" ? "ASC" : "DESC"}
 		LIMIT ?`;
 	return db.query(sql).all(match, ...params, limit) as RankedRow[];
 }
@@ -249,6 +246,23 @@ export function eventsWithFailedCalls(db: Database, eventKeys: readonly number[]
 		)
 		.all(...eventKeys, ...(beforeCutoff?.params ?? [])) as { event_key: number }[];
 	return new Set(rows.map((r) => r.event_key));
+}
+
+/**
+ * How often each of these index tokens occurs in each column of these fragments (FTS5's
+ * `instance` vocabulary: positions, readable from a contentless table too). Its cost is about
+ * that of bm25() on the same terms: it walks each token's posting list.
+ */
+export function termOccurrences(db: Database, fragKeys: readonly number[], tokens: readonly string[]): { doc: number; col: string; term: string; n: number }[] {
+	if (fragKeys.length === 0 || tokens.length === 0) return [];
+	db.run("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_instance USING fts5vocab(main, 'fts', 'instance')");
+	return db
+		.query(
+			`SELECT doc, col, term, count(*) AS n FROM temp.fts_instance
+			 WHERE term IN (SELECT value FROM json_each(?1)) AND doc IN (SELECT value FROM json_each(?2))
+			 GROUP BY doc, col, term`,
+		)
+		.all(JSON.stringify(tokens), JSON.stringify(fragKeys)) as { doc: number; col: string; term: string; n: number }[];
 }
 
 /** Number of fragments matching the expression, counting at most `cap` (cheap: no ranking, no joins). */

@@ -450,3 +450,62 @@ describe("escape sequences and lone surrogates in session text", () => {
 		expect(JSON.stringify(byId.get(2)!.result!.structuredContent)).toContain("\\u001b]0;pwned title\\u0007");
 	}, 60_000);
 });
+
+// ---------------------------------------------------------------------------------------------
+// Item 1: nothing in a scoped answer depends on data outside the scope
+// ---------------------------------------------------------------------------------------------
+
+describe("the score side channel", () => {
+	test("a rare word planted in another workspace leaves the scoped answer byte-identical", async () => {
+		const layout = makeAgentLayout();
+		const base = realpathSync(layout.root);
+		const A = join(base, "home", "me", "a");
+		const B = join(base, "home", "me", "b");
+		mkdirSync(A, { recursive: true });
+		mkdirSync(B, { recursive: true });
+		// In scope: hits of different lengths and term frequencies, so that statistics matter.
+		const texts = [
+			"zorblax deploy",
+			"zorblax zorblax deploy failed on the staging host after the migration",
+			"the deploy of zorblax went fine, zorblax is up; deploy again tomorrow with the usual checks and a longer note here",
+			"zorblax",
+			`zorblax ${"padding words to make this fragment long ".repeat(8)} deploy deploy deploy`,
+		];
+		sessionFile(layout, A, "scope-a", [header("scope-a", A), ...texts.map((t, i) => userText(`a${i}`, i === 0 ? null : `a${i - 1}`, t))]);
+		// Other history (in scope and not), so that the words are rare in the index as a whole.
+		for (const [cwd, id] of [[A, "filler-a"], [join(base, "home", "me", "c"), "filler-c"]] as const) {
+			sessionFile(layout, cwd, id, [header(id, cwd), ...Array.from({ length: 150 }, (_, i) => userText(`f${i}`, i === 0 ? null : `f${i - 1}`, `ordinary line ${i} about builds and tests`))]);
+		}
+		const answer = async () => {
+			const outs: string[] = [];
+			for (const query of ["zorblax", "zorblax deploy", "deploy"]) {
+				for (const extra of [[], ["--sort", "newest"], ["--group", "session"]]) {
+					const run = await bin_(layout, ["search", query, "--json", "--no-sync", ...extra], { cwd: A });
+					expect(run.exitCode).toBe(0);
+					const json = run.json();
+					delete json.elapsedMs;
+					delete json.freshness.syncMs;
+					delete json.freshness.lastSyncAt;
+					outs.push(JSON.stringify(json, null, 1));
+					const text = await bin_(layout, ["search", query, "--no-sync", ...extra], { cwd: A });
+					outs.push(text.stdout);
+				}
+			}
+			return outs;
+		};
+		expect((await bin_(layout, ["index"])).exitCode).toBe(0);
+		const without = await answer();
+		expect(without[0]).toContain('"rank": 1');
+		// Another workspace: the rare word many times, long and short fragments, another session.
+		sessionFile(layout, B, "scope-b", [
+			header("scope-b", B),
+			...Array.from({ length: 30 }, (_, i) => userText(`b${i}`, i === 0 ? null : `b${i - 1}`, i % 2 ? "zorblax" : `zorblax deploy ${"elsewhere ".repeat(i * 3)}`)),
+		]);
+		expect((await bin_(layout, ["index"])).exitCode).toBe(0);
+		const withPlanted = await answer();
+		for (let i = 0; i < without.length; i++) expect(withPlanted[i]).toBe(without[i]!);
+		// The planted session is there for a caller whose scope includes it.
+		const wide = await bin_(layout, ["search", "zorblax", "--json", "--no-sync", "--root", join(base, "home", "me"), "--limit", "100"], { cwd: A });
+		expect(wide.json().hits.some((h: { sessionId: string }) => h.sessionId === "scope-b")).toBe(true);
+	}, 90_000);
+});

@@ -96,9 +96,10 @@ describe("coalescing and ranking", () => {
 		expect(text.fragmentId).toBe("assistant.text#0");
 		expect(text.matchedFragments).toBe(1);
 		expect(calls.matchedFragments).toBe(2);
-		const best = [text, calls].sort((a, b) => b.score - a.score)[0]!;
-		expect(hit.fragmentId).toBe(best.fragmentId);
-		expect(hit.score).toBe(best.score);
+		// Scores are shares of the best match within one answer, so the fragments are compared inside
+		// one answer: both kinds together, one event, its strongest fragment as evidence.
+		const both = run(idx.db, "zebrafish", { kinds: ["assistant.text", "tool.call"], sessionIds: [MULTI] }).hits;
+		expect(both.map((h) => [h.entryId, h.fragmentId, h.rank, h.score])).toEqual([["m-a1", "tool.call#1", 1, 1]]);
 		expect(hit.fragmentId).toBe("tool.call#1");
 		expect(hit.semanticKind).toBe("tool.call");
 		expect(marked(hit)).toContain("«zebrafish»");

@@ -11,9 +11,13 @@ while [ -L "$self" ]; do
 	*) self=${self%/*}/$link ;;
 	esac
 done
-pkg=$(cd "${self%/*}/.." && pwd -P) || exit 2
+case $self in
+/*) ;;
+*) self=$PWD/$self ;;
+esac
 
-# Few processes on purpose (this runs before every pi-events command): one uname, no dirname.
+# Few processes on purpose (this runs before every pi-events command): readlink, one uname,
+# no dirname or pwd.
 machine=$(uname -sm)
 case $machine in
 Linux\ *) os=linux ;;
@@ -35,15 +39,18 @@ if [ "$os" = linux ]; then
 	fi
 fi
 
-# Node's lookup: node_modules of the package itself, then of each parent directory.
-dir=$pkg
+# Node's lookup, from this file's directory up: the package's own node_modules (nested install),
+# then each parent's (hoisted: <prefix>/lib/node_modules/@pi-events/...).
+dir=${self%/*}
 while :; do
 	for name in $names; do
 		bin=$dir/node_modules/@pi-events/$name/bin/pi-events
 		if [ -x "$bin" ]; then exec "$bin" "$@"; fi
 	done
-	[ -z "$dir" ] && break
-	dir=${dir%/*}
+	case $dir in
+	*/*) dir=${dir%/*} ;;
+	*) break ;;
+	esac
 done
 echo "pi-events: the package @pi-events/${names%% *} is not installed (npm skips it with --omit=optional);" \
 	"reinstall pi-events with optional dependencies, or put a release binary on PATH" >&2

@@ -9,7 +9,7 @@
  * with a clear message instead of a tool conflict.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync } from "node:fs";
+import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync } from "node:fs";
 import { delimiter, join, resolve } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { releaseDir } from "../helpers/release.ts";
@@ -144,6 +144,14 @@ describe("npm packages", () => {
 		const run = Bun.spawnSync([join(prefix, "bin", "pi-events"), "--version"], { env: { PATH: pathWithoutPiEvents() }, stdout: "pipe", stderr: "pipe" });
 		expect(run.stderr.toString()).toBe("");
 		expect(run.stdout.toString()).toStartWith(`${pkg.version} (${HOST}, commit `);
+	});
+
+	test("without its platform package the pi-events command says what is missing", () => {
+		const alone = join(makeTempDir("pi-events-alone-"), "pi-events");
+		cpSync(installed, alone, { recursive: true });
+		const run = Bun.spawnSync([join(alone, "bin", "pi-events"), "--version"], { env: { PATH: pathWithoutPiEvents() }, stdout: "pipe", stderr: "pipe" });
+		expect(run.exitCode).toBe(2);
+		expect(run.stderr.toString()).toContain(`the package @pi-events/${HOST} is not installed`);
 	});
 });
 

@@ -562,7 +562,7 @@ type Loaded = { path: string };
 const globals = globalThis as Record<symbol, unknown>;
 
 export function duplicateMessage(first: string, second: string): string {
-	return `pi-events: the extension is installed twice; the copy at ${second} stays inactive and the one at ${first} provides event_search, event_read and event_trace. Remove one (pi remove, or delete the file from ~/.pi/agent/extensions/).`;
+	return `pi-events: the extension is installed twice; the copy at ${second} stays inactive and the one at ${first} provides the event_* tools. Remove one (pi remove, or delete the file from ~/.pi/agent/extensions/).`;
 }
 
 export default function piEvents(pi: ExtensionAPI): void {

@@ -622,7 +622,7 @@ describe("sync report", () => {
 			expect(r.sessions).toEqual({ new: 0, appended: 0, rebuilt: 0, removed: 0, unchanged: 4, keptLastGood: 0, rejected: 0, pending: 0 });
 			expect(dumpIndex(env.db)).toEqual(before);
 			expect(checkFreshness(env.db, env.sources)).toEqual([
-				{ dir: env.sessions, origin: "flag", readable: true, files: 4, changed: 0, missing: 0 },
+				{ dir: env.sessions, origin: "flag", readable: true, files: 4, changed: 0, missing: 0, kept: 0 },
 			]);
 		} finally {
 			env.close();

@@ -43,8 +43,8 @@ export const statusCommand = defineCommand({
 						? s.error === "ENOENT"
 							? "missing"
 							: `unreadable (${s.error})`
-						: s.changed || s.missing
-							? `${s.changed} changed, ${s.missing} gone since last sync`
+						: s.changed || s.missing || s.kept
+							? `${s.changed} changed, ${s.missing} gone since last sync${s.kept ? `, ${s.kept} not listed but kept (unreadable directory or unmounted disk)` : ""}`
 							: "up to date";
 					return `  ${s.dir} [${s.origin}]: ${s.files} files, ${state}`;
 				}),

@@ -35,9 +35,10 @@ export function removeVanished(
 /**
  * A file is gone only when the nearest directory above it that still exists was read fine this
  * sync and everything between is absent (ENOENT). An unreadable or missing source root (an
- * unmounted disk) never counts as confirmation. Returns true, or why the file is kept.
+ * unmounted disk) never counts as confirmation. Returns true, or why the file is kept. `status`
+ * asks the same question, so it never calls gone what a sync keeps.
  */
-function confirmedGone(path: string, fileDev: number, sourceDir: string, found: Discovery): true | string {
+export function confirmedGone(path: string, fileDev: number, sourceDir: string, found: Discovery): true | string {
 	const file = presence(path);
 	if (file === "present") return "it still exists but was not listed";
 	if (file !== "ENOENT") return `it cannot be checked (${file})`;

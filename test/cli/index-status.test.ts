@@ -97,7 +97,7 @@ describe("index --json and status --json", () => {
 		expect(s.sizeBytes).toBeGreaterThan(0);
 		expect(s.lastSync.complete).toBe(true);
 		expect(Math.abs(s.lastSync.at - Date.now())).toBeLessThan(120_000);
-		expect(s.sources).toEqual([{ dir: layout.sessionsDir, origin: "pi", readable: true, files: 4, changed: 0, missing: 0 }]);
+		expect(s.sources).toEqual([{ dir: layout.sessionsDir, origin: "pi", readable: true, files: 4, changed: 0, missing: 0, kept: 0 }]);
 		expect(s.indexedDirs).toEqual([{ dir: layout.sessionsDir, files: 4 }]);
 	});
 
@@ -224,8 +224,8 @@ describe("source discovery", () => {
 		expect(r.json().sessions.new).toBe(1);
 		const s = runCli(layout, ["status", "--json"], { env }).json();
 		expect(s.sources).toEqual([
-			{ dir: layout.sessionsDir, origin: "pi", readable: true, files: 0, changed: 0, missing: 0 },
-			{ dir: custom, origin: "pi-session-dir", readable: true, files: 1, changed: 0, missing: 0 },
+			{ dir: layout.sessionsDir, origin: "pi", readable: true, files: 0, changed: 0, missing: 0, kept: 0 },
+			{ dir: custom, origin: "pi-session-dir", readable: true, files: 1, changed: 0, missing: 0, kept: 0 },
 		]);
 	});
 

@@ -509,3 +509,35 @@ describe("the score side channel", () => {
 		expect(wide.json().hits.some((h: { sessionId: string }) => h.sessionId === "scope-b")).toBe(true);
 	}, 90_000);
 });
+
+// ---------------------------------------------------------------------------------------------
+// Item 10: the smaller ones
+// ---------------------------------------------------------------------------------------------
+
+describe("status and an unreadable directory whose sessions are kept", () => {
+	test("its sessions are not reported as gone (the sync keeps them)", async () => {
+		const layout = makeAgentLayout();
+		const real = join(layout.root, "elsewhere", "project-sessions");
+		mkdirSync(real, { recursive: true });
+		for (let i = 0; i < 32; i++) {
+			writeFileSync(join(real, `2026-10-01T10-00-00-${String(i).padStart(3, "0")}Z_keep-${i}.jsonl`), jsonl([header(`keep-${i}`, "/work/demo/keep"), userText("u1", null, `keepword ${i}`)]));
+		}
+		const link = join(layout.sessionsDir, encodeCwd("/work/demo/keep"));
+		symlinkSync(real, link);
+		expect((await bin_(layout, ["index"])).exitCode).toBe(0);
+		// The directory becomes unreadable, even for root: its link now loops (ELOOP).
+		rmSync(link);
+		symlinkSync(link, link);
+		const status = await bin_(layout, ["status", "--json"]);
+		expect(status.exitCode).toBe(0);
+		const source = status.json().sources[0];
+		expect({ missing: source.missing, kept: source.kept }).toEqual({ missing: 0, kept: 32 });
+		const text = await bin_(layout, ["status"]);
+		expect(text.stdout).not.toMatch(/[1-9]\d* gone since last sync/);
+		const index = await bin_(layout, ["index", "--json"]);
+		expect(index.json().sessions.removed).toBe(0);
+		const search = await bin_(layout, ["search", "keepword", "--all", "--json", "--no-sync", "--limit", "100"]);
+		expect(search.json().hits.length).toBe(32);
+		expect(search.json().freshness.missingFiles).toBe(0);
+	}, 60_000);
+});

@@ -10,9 +10,9 @@
  * from "@mariozechner/pi-ai" (0.73's loader aliases only that scope, and typebox).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { copyFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
-import { cleanupTempDirs, ROOT } from "../helpers/temp.ts";
+import { cleanupTempDirs, makeTempDir, ROOT } from "../helpers/temp.ts";
 import {
 	type E2eWorld,
 	type Entry,
@@ -24,6 +24,7 @@ import {
 	expectReadExact,
 	expectSessionsListed,
 	expectSearchFoundSeeded,
+	expectedEntry,
 	failureReport,
 	jsonLines,
 	PROMPT,
@@ -34,6 +35,7 @@ import {
 	seeded,
 	sessionFileOf,
 	setupWorld,
+	toolResult,
 } from "./shared.ts";
 
 const PI_CLI = join(ROOT, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "cli.js");
@@ -49,9 +51,10 @@ function nodeVersion(): string {
 
 let world: E2eWorld;
 
-function runPi(opts: { bin: string; ownSearch: boolean }) {
+function runPi(opts: { bin: string; ownSearch: boolean; extensions?: string[] }) {
 	const env = piEnv(world, opts.bin, scriptFor({ ownSearch: opts.ownSearch }));
-	const argv = [NODE, PI_CLI, "-p", "--mode", "json", "--provider", "faux", "--model", "faux-1", "-e", FAUX, "-e", EXTENSION, PROMPT];
+	const extensions = (opts.extensions ?? [EXTENSION]).flatMap((e) => ["-e", e]);
+	const argv = [NODE, PI_CLI, "-p", "--mode", "json", "--provider", "faux", "--model", "faux-1", "-e", FAUX, ...extensions, PROMPT];
 	const run = runCommand(argv, world.project, env);
 	if (run.exitCode !== 0) throw new Error(failureReport(run));
 	const lines = jsonLines(run);
@@ -113,5 +116,19 @@ describe("pi 0.73.1 without a server binary", () => {
 	test("each tool call fails with an actionable error and pi carries on", () => {
 		const { entries } = runPi({ bin: join(world.layout.root, "no-such-pi-events"), ownSearch: false });
 		expectMissingBinaryErrors(entries);
+	}, 60_000);
+});
+
+describe("pi 0.73.1 with the extension loaded twice", () => {
+	test("the second copy stays inactive and says so; pi runs and the tools work", () => {
+		const copy = join(makeTempDir("pi-events-copy-"), "pi-events.ts");
+		copyFileSync(EXTENSION, copy);
+		const { run, entries } = runPi({ bin: world.bin, ownSearch: false, extensions: [EXTENSION, copy] });
+		expect(run.stderr).not.toContain("conflicts with");
+		expect(run.stderr).toContain(`the extension is installed twice; the copy at ${copy} stays inactive and the one at ${EXTENSION}`);
+		// The active copy answers (the earlier runs' own sessions may be hits too).
+		const result = toolResult(entries, "call_e2e_search");
+		expect(result.message.isError).toBe(false);
+		expect(result.message.details.hits.map((h: { entryId: string }) => h.entryId)).toContain(expectedEntry);
 	}, 60_000);
 });

@@ -3,7 +3,8 @@
  * where bun links its own SQLite 3.53: the CLI runs with a preload (sql-capture.ts) that makes
  * `sqlite_version()` answer 3.39.4, so pi-events picks its schema exactly as on macOS 13.0, and
  * that records every statement with its parameters and rows. The workload: index the fixtures
- * plus a session with a unique token, search (filters, sorts, grouping), read, trace, status,
+ * plus a session with a unique token, search (filters, sorts, grouping, filter-only, derived
+ * events), sessions, read, trace, status,
  * delete the token's session and sync. Then
  *   - every recorded statement is replayed on Debian's SQLite 3.40.1 (python3's sqlite3 module,
  *     linked to the system libsqlite3) and must run and return the same rows;
@@ -129,6 +130,9 @@ describe(`the CLI on SQLite ${MACOS_13_0} (faked version, every statement replay
 		cli("search-newest", ["search", "frozen lockfile", "--all", "--json", "--sort", "newest", "--no-sync"]);
 		cli("search-filters", ["search", "ECONNREFUSED", "--all", "--json", "--kind", "tool.result", "--since", "3650d", "--group", "session", "--no-sync"]);
 		cli("search-token", ["search", TOKEN, "--all", "--json", "--no-sync"]);
+		cli("search-filter-only", ["search", "--kind", "bash.command", "--all", "--json", "--no-sync"]);
+		cli("search-derived", ["search", "ECONNREFUSED", "--include-derived", "--sort", "oldest", "--all", "--json", "--no-sync"]);
+		cli("sessions", ["sessions", "--all", "--json", "--no-sync"]);
 		const hit = first.exitCode === 0 ? (JSON.parse(first.stdout).hits[0] as { sessionId: string; entryId: string }) : null;
 		if (hit) {
 			cli("read", ["read", hit.sessionId, hit.entryId, "--order", "branch", "--before", "2", "--after", "2", "--json", "--all", "--no-sync"]);
@@ -142,7 +146,7 @@ describe(`the CLI on SQLite ${MACOS_13_0} (faked version, every statement replay
 	}, 120_000);
 
 	test("the commands work on the stored-text schema", () => {
-		for (const name of ["index", "search", "search-newest", "search-filters", "search-token", "read", "trace", "status", "reindex"]) {
+		for (const name of ["index", "search", "search-newest", "search-filters", "search-token", "search-filter-only", "search-derived", "sessions", "read", "trace", "status", "reindex"]) {
 			expect({ name, exitCode: runs[name]?.exitCode, stderr: runs[name]?.stderr }).toEqual({ name, exitCode: 0, stderr: "" });
 		}
 		expect(JSON.parse(runs["search-token"]!.stdout).hits.map((h: { entryId: string }) => h.entryId).sort()).toEqual(["c0000001", "c0000002"]);

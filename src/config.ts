@@ -25,7 +25,7 @@ export interface Settings {
 	agentDir: string;
 }
 
-export interface SettingsInput {
+interface SettingsInput {
 	indexPath?: string;
 	sessionDirs?: string[];
 	cwd: string;
@@ -38,11 +38,11 @@ const ConfigSchema = v.strictObject({
 	index: v.optional(v.pipe(v.string(), v.minLength(1))),
 });
 
-export function homeOf(env: Env): string {
+function homeOf(env: Env): string {
 	return env.HOME || homedir();
 }
 
-export function expandHome(path: string, env: Env): string {
+function expandHome(path: string, env: Env): string {
 	if (path === "~") return homeOf(env);
 	if (path.startsWith("~/")) return join(homeOf(env), path.slice(2));
 	return path;
@@ -54,12 +54,12 @@ export function agentDirOf(env: Env): string {
 	return fromEnv ? resolve(expandHome(fromEnv, env)) : join(homeOf(env), ".pi", "agent");
 }
 
-export function defaultIndexPath(env: Env): string {
+function defaultIndexPath(env: Env): string {
 	const cache = env.XDG_CACHE_HOME ? resolve(env.XDG_CACHE_HOME) : join(homeOf(env), ".cache");
 	return join(cache, "pi-events", "index.db");
 }
 
-export function configPathOf(env: Env): string {
+function configPathOf(env: Env): string {
 	if (env.PI_EVENTS_CONFIG) return resolve(expandHome(env.PI_EVENTS_CONFIG, env));
 	const base = env.XDG_CONFIG_HOME ? resolve(env.XDG_CONFIG_HOME) : join(homeOf(env), ".config");
 	return join(base, "pi-events", "config.json");

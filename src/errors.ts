@@ -3,7 +3,7 @@
  * Throw only to abort an operation; per-line trouble is a Diagnostic value instead.
  */
 
-export type ErrorCode =
+type ErrorCode =
 	/** Bad command-line or tool input (exit 2, tool isError). */
 	| "E_USAGE"
 	/** A query that cannot be searched (empty after parsing). */

@@ -21,7 +21,7 @@ export type SemanticKind = (typeof SEMANTIC_KINDS)[number];
 export const BRANCH_STATES = ["selected", "alternate", "unknown"] as const;
 export type BranchState = (typeof BRANCH_STATES)[number];
 
-export const CONTEXT_ROLES = ["conversation", "summary", "control", "metadata"] as const;
+const CONTEXT_ROLES = ["conversation", "summary", "control", "metadata"] as const;
 export type ContextRole = (typeof CONTEXT_ROLES)[number];
 
 export const SELECTION_STATES = ["direct", "summarized", "not-selected", "not-applicable", "unknown"] as const;
@@ -52,12 +52,6 @@ export interface EntryContext {
 	locator: Locator;
 }
 
-/** The public identity of an event. */
-export interface SourceId {
-	sessionId: string;
-	entryId: string;
-}
-
 export interface SessionHeaderInfo {
 	sessionId: string;
 	/** Header `version`; 1 when missing. */
@@ -72,7 +66,7 @@ export interface SessionHeaderInfo {
 	title: string | null;
 }
 
-export type FileOp = "read" | "changed";
+type FileOp = "read" | "changed";
 
 export interface FileEvidence {
 	path: string;
@@ -152,7 +146,7 @@ export interface TreeState {
 	selectionState: SelectionState;
 }
 
-export type DiagnosticKind =
+type DiagnosticKind =
 	| "malformed-json"
 	| "not-an-object"
 	| "missing-header"

@@ -8,9 +8,9 @@ declare const PI_EVENTS_BUILD_TARGET: string | undefined;
 declare const PI_EVENTS_BUILD_COMMIT: string | undefined;
 
 export const VERSION: string = pkg.version;
-export const BUILD_TARGET: string =
+const BUILD_TARGET: string =
 	typeof PI_EVENTS_BUILD_TARGET === "string" ? PI_EVENTS_BUILD_TARGET : `${process.platform}-${process.arch} from source`;
-export const BUILD_COMMIT: string = typeof PI_EVENTS_BUILD_COMMIT === "string" ? PI_EVENTS_BUILD_COMMIT : "unknown";
+const BUILD_COMMIT: string = typeof PI_EVENTS_BUILD_COMMIT === "string" ? PI_EVENTS_BUILD_COMMIT : "unknown";
 
 /** `pi-events --version`: the version first (scripts can cut it), then the target and the commit. */
 export const VERSION_LINE = `${VERSION} (${BUILD_TARGET}, commit ${BUILD_COMMIT})`;

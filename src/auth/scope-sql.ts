@@ -6,7 +6,7 @@
 import type { Clause, Cutoff, SessionRule } from "./scope.ts";
 import { ruleClauses } from "./scope.ts";
 
-export interface SqlCondition {
+interface SqlCondition {
 	sql: string;
 	params: (string | number)[];
 }

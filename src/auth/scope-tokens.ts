@@ -13,18 +13,18 @@ const SESSION_MARK = "\uE002";
 const DERIVED_MARK = "\uE003";
 
 /** Carried by every derived fragment (pi-events' own echoes, project/echoes.ts): excluded unless asked for. */
-export const DERIVED_TOKEN = `${DERIVED_MARK}${hashString("derived")}`;
+const DERIVED_TOKEN = `${DERIVED_MARK}${hashString("derived")}`;
 
-export function pathToken(absolutePath: string): string {
+function pathToken(absolutePath: string): string {
 	return PATH_MARK + hashString(`path:${absolutePath}`);
 }
 
-export function sessionToken(sessionId: string): string {
+function sessionToken(sessionId: string): string {
 	return SESSION_MARK + hashString(`session:${sessionId}`);
 }
 
 /** `/a/b/c` → `/`, `/a`, `/a/b`, `/a/b/c` (normalised, component boundaries only). */
-export function pathPrefixes(path: string): string[] {
+function pathPrefixes(path: string): string[] {
 	const p = normalizeAbsolute(path);
 	if (p === null) return [];
 	if (p === "/") return ["/"];

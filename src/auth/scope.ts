@@ -16,7 +16,7 @@
  */
 import { posix } from "node:path";
 
-export interface CurrentSession {
+interface CurrentSession {
 	sessionId: string | null;
 	/** The caller's own session file (canonical): the cutoff is read from it alone. */
 	sessionFile: string | null;
@@ -50,7 +50,7 @@ export interface Cutoff {
 }
 
 /** A session as the rule sees it. */
-export interface SessionKey {
+interface SessionKey {
 	/** Canonical recorded cwd; null when relative or missing. */
 	cwdReal: string | null;
 	sessionId: string;

@@ -35,7 +35,7 @@ export const indexCommand = defineCommand({
 	},
 });
 
-export function renderReport(r: SyncReport, indexPath: string): string {
+function renderReport(r: SyncReport, indexPath: string): string {
 	const s = r.sessions;
 	const mbps = r.durationMs > 0 ? r.bytesRead / 1e6 / (r.durationMs / 1000) : 0;
 	const lines = [
@@ -51,7 +51,7 @@ export function renderReport(r: SyncReport, indexPath: string): string {
 	return `${terminalSafe(lines.join("\n"))}\n`;
 }
 
-export function printDiagnostics(r: SyncReport, all: boolean): void {
+function printDiagnostics(r: SyncReport, all: boolean): void {
 	for (const p of r.problems) process.stderr.write(`pi-events: ${terminalSafe(p)}\n`);
 	const shown = all ? r.diagnostics : r.diagnostics.slice(0, 10);
 	for (const d of shown) process.stderr.write(`pi-events: ${terminalSafe(`${d.file}:${d.line} (byte ${d.offset}): ${d.kind}: ${d.detail}`)}\n`);

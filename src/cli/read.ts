@@ -25,7 +25,7 @@ const args = {
 	sync: { type: "boolean", description: "Sync the index first (--no-sync to skip)", default: true },
 } as const;
 
-export function intArg(name: string, value: string | undefined): number | undefined {
+function intArg(name: string, value: string | undefined): number | undefined {
 	if (value === undefined) return undefined;
 	if (!/^\d+$/.test(value)) throw new PiEventsError("E_USAGE", `--${name} must be a non-negative integer, got ${JSON.stringify(value)}`);
 	return Number(value);

@@ -7,7 +7,7 @@
 import type { Scope } from "../auth/scope.ts";
 import { canonicalPath, resolveRoot } from "../config.ts";
 
-export interface CallerInput {
+interface CallerInput {
 	/** The caller's working directory (absolute). */
 	cwd: string;
 	/** An explicit root (`--root`, or the server's launch `--root`); wins over the configured one. */

@@ -14,8 +14,8 @@ export interface Style {
 
 const ansi = (code: string, s: string, style: Style) => (style.color ? `\x1b[${code}m${s}\x1b[0m` : s);
 
-export const MARK_OPEN = "«";
-export const MARK_CLOSE = "»";
+const MARK_OPEN = "«";
+const MARK_CLOSE = "»";
 
 /**
  * A snippet with its matched spans marked: bold on a terminal, else « ». Without colour a literal
@@ -43,7 +43,7 @@ export function markSnippet(text: string, highlights: readonly Highlight[], styl
 	return out;
 }
 
-export interface HitStyle extends Style {
+interface HitStyle extends Style {
 	/** Show each hit's session file and line (JSON always carries them). */
 	paths?: boolean;
 	/** The authorization root: a hit's cwd is shown relative to it, and not at all when equal. */

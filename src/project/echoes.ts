@@ -8,7 +8,7 @@
  */
 
 /** The tool names the pi extension registers (extension/pi-events.ts). */
-export const PI_EVENTS_TOOLS: ReadonlySet<string> = new Set(["event_search", "event_read", "event_trace"]);
+const PI_EVENTS_TOOLS: ReadonlySet<string> = new Set(["event_search", "event_read", "event_trace"]);
 
 /** A pi-events tool, also as MCP clients prefix it (`mcp__pi-events__event_search`, `pi-events_event_read`). */
 export function isPiEventsTool(name: string | null): boolean {

@@ -8,7 +8,7 @@ import { isPiEventsTool, isShellTool, runsPiEvents } from "./echoes.ts";
 import { boundText, normalizeWhitespace, renderToolCall } from "./text.ts";
 
 /** A projected fragment plus the text given to the full-text index. */
-export interface ProjectedFragment extends FragmentRecord {
+interface ProjectedFragment extends FragmentRecord {
 	indexText: string;
 	/** An echo of pi-events itself (echoes.ts): excluded from search by default. */
 	derived: boolean;
@@ -35,7 +35,7 @@ interface Projection {
 }
 
 /** Derived id for entries of legacy v1 files, which carry none. Deterministic in append position. */
-export function v1EntryId(seq: number): string {
+function v1EntryId(seq: number): string {
 	return `v1-${seq}`;
 }
 

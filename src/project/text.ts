@@ -16,14 +16,14 @@ export const TAIL_CHARS = 12_000;
  */
 export const GAP_TOKEN = "\uE000";
 
-export function omissionMarker(omittedChars: number): string {
+function omissionMarker(omittedChars: number): string {
 	return `\n[… ${omittedChars.toLocaleString("en-US")} characters omitted …]\n`;
 }
 
 /** Matches the marker produced by omissionMarker. */
 export const OMISSION_MARKER_RE = /\n\[… [\d,]+ characters omitted …\]\n/;
 
-export interface BoundedText {
+interface BoundedText {
 	text: string;
 	fullLength: number;
 	bounded: boolean;

@@ -9,7 +9,7 @@ import { BRANCH_STATES, SELECTION_STATES, SEMANTIC_KINDS } from "../model.ts";
 import { canonicalPath } from "../source/paths.ts";
 import type { SearchFilters } from "./search.ts";
 
-export interface FilterValues {
+interface FilterValues {
 	sessionIds?: string[];
 	cwd?: string;
 	eventTypes?: string[];

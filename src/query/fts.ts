@@ -10,9 +10,9 @@ import { CJK_RUN, spaceChars, splitCamel } from "../project/text.ts";
 /** Longest accepted query, in characters (an agent may paste a whole log). */
 export const MAX_QUERY_CHARS = 2000;
 /** At most this many terms take part in a search; later ones are reported as ignored. */
-export const MAX_TERMS = 16;
+const MAX_TERMS = 16;
 
-export interface QueryTerm {
+interface QueryTerm {
 	/** The term as the user wrote it (a phrase without its quotes). */
 	text: string;
 	phrase: boolean;
@@ -24,7 +24,7 @@ export interface QueryTerm {
 	stem: string | null;
 }
 
-export interface QueryOptions {
+interface QueryOptions {
 	/** Words match as typed only: no other word forms. */
 	exact?: boolean;
 }

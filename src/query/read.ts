@@ -20,7 +20,7 @@ export const MAX_NEIGHBOURS = 20;
 /** Most entries a branch-order walk steps through (skipping non-conversation events with `only`). */
 const MAX_WALK = 2000;
 /** Most fork candidates or alternatives listed by a branch-order read (the total is always given). */
-export const MAX_ALTERNATIVES = 50;
+const MAX_ALTERNATIVES = 50;
 
 export interface ReadRequest {
 	sessionId: string;
@@ -35,7 +35,7 @@ export interface ReadRequest {
 	only?: "conversation";
 }
 
-export interface ContentPart {
+interface ContentPart {
 	fragmentId: string;
 	kind: string;
 	/** Total characters of this part in the source. */
@@ -136,7 +136,7 @@ function clampCount(value: number | undefined, name: string): number {
 }
 
 /** Re-read and verify the source line; a mismatch means the file changed since indexing. */
-export function readSource(session: SessionRow, event: EventRow): Record<string, unknown> {
+function readSource(session: SessionRow, event: EventRow): Record<string, unknown> {
 	let bytes: Uint8Array;
 	try {
 		bytes = readLineAt(session.path, event.byte_offset, event.byte_length);

@@ -50,9 +50,9 @@ const CONVERSATION: Partial<Record<SemanticKind, number>> = {
 	"summary.branch": 0.5,
 };
 /** Conversational evidence: the factor for a prose query (share 1) in a conversational kind. */
-export const CONVERSATION_BOOST = 1.0;
+const CONVERSATION_BOOST = 1.0;
 
-export interface TextSignals {
+interface TextSignals {
 	/** Distinct terms found in the text (by position, as words or forms). */
 	found: number;
 	/** Width in words of the smallest window holding every found term (0 when fewer than two). */
@@ -60,14 +60,14 @@ export interface TextSignals {
 }
 
 /** Score multiplier of all terms standing next to each other. */
-export const PROXIMITY = 0.5;
+const PROXIMITY = 0.5;
 /** Occurrences counted per term before positions stop being collected (bounds the work on huge logs). */
 const MAX_POSITIONS = 400;
 
 const WORD = /[\p{L}\p{N}]+/gu;
 
 /** Words of a text as the index sees them: camelCase split, folded, letters and digits. */
-export function textWords(text: string): string[] {
+function textWords(text: string): string[] {
 	return foldText(splitCamel(text)).match(WORD) ?? [];
 }
 

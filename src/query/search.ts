@@ -26,7 +26,7 @@ export const MAX_LIMIT = 100;
  * would cost tens of milliseconds per call, and an agent calls this unsupervised.
  */
 export const FULL_RANK_LIMIT = 4_000;
-export const RECENT_MATCHES = 1_000;
+const RECENT_MATCHES = 1_000;
 /** Up to this many matches of the unscoped terms, rank them unscoped and filter the scope in SQL. */
 const UNSCOPED_RANK_LIMIT = 8_000;
 
@@ -35,7 +35,7 @@ export type { SearchFilters };
 export const SORT_ORDERS = ["relevance", "newest", "oldest"] as const;
 export type SortOrder = (typeof SORT_ORDERS)[number];
 
-export interface SearchRequest {
+interface SearchRequest {
 	query: string;
 	filters: SearchFilters;
 	limit?: number;
@@ -280,7 +280,7 @@ function firstPerSession(ordered: RankedRow[]): RankedRow[] {
  * How many top fragments get the text signals (query/relevance.ts). Each costs one verified
  * read of its source line (about 20–50 µs), so this bounds the added latency.
  */
-export const RERANK_CANDIDATES = 30;
+const RERANK_CANDIDATES = 30;
 
 /**
  * Multiply the top candidates' scores by their text signals and re-sort, in place. Returns the

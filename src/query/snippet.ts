@@ -12,7 +12,7 @@ export const SNIPPET_CHARS = 240;
 /** A matched span of a snippet: [start, end) in UTF-16 code units (JavaScript string indices). */
 export type Highlight = [start: number, end: number];
 
-export interface Snippet {
+interface Snippet {
 	/** Plain text: no marks. */
 	text: string;
 	/** Matched spans, in order, never overlapping. */

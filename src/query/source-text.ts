@@ -8,7 +8,7 @@ import { hashBytes } from "../source/hash.ts";
 import { decodeLine } from "../source/jsonl.ts";
 import { readLineAt } from "../source/read.ts";
 
-export interface TextLocator {
+interface TextLocator {
 	path: string;
 	byteOffset: number;
 	byteLength: number;

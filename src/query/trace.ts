@@ -9,9 +9,9 @@ import type { EventRow, Gate, VisibleSession } from "../gate/gate.ts";
 import { type EventView, eventView } from "./views.ts";
 
 /** Most children and siblings listed in a trace (the totals are always given). */
-export const MAX_TRACE_NODES = 50;
+const MAX_TRACE_NODES = 50;
 
-export type RelationLabel = "recorded" | "derived" | "inferred";
+type RelationLabel = "recorded" | "derived" | "inferred";
 
 export interface Relation {
 	relation: string;

@@ -3,7 +3,7 @@ import type { EventRow, VisibleSession } from "../gate/gate.ts";
 import { isoTime } from "../project/projector.ts";
 import { fragmentTexts } from "./source-text.ts";
 
-export const PREVIEW_CHARS = 160;
+const PREVIEW_CHARS = 160;
 
 export interface EventView {
 	sessionId: string;

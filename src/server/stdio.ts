@@ -15,12 +15,12 @@ import { errorCode, isPiEventsError, publicMessage } from "../errors.ts";
 import { forScope, observe, type RawFreshness } from "../sync/freshness.ts";
 import { decodeLine, frameLines } from "../source/jsonl.ts";
 import { toJsonSchema } from "./json-schema.ts";
-import { boundText, findTool, parseArgs, TOOLS } from "./tools.ts";
+import { findTool, fitToolOutput, parseArgs, TOOLS } from "./tools.ts";
 import { toJson } from "../present/json.ts";
 import { terminalSafe } from "../present/terminal.ts";
 
-export const LEGACY_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
-export const MODERN_VERSIONS = ["2026-07-28"];
+const LEGACY_VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+const MODERN_VERSIONS = ["2026-07-28"];
 const META_VERSION = "io.modelcontextprotocol/protocolVersion";
 const META_SERVER_INFO = "io.modelcontextprotocol/serverInfo";
 /** The namespaced `_meta` key through which a trusted client (the pi extension) passes the caller. */
@@ -28,13 +28,13 @@ export const CALLER_META = "pi-events/caller";
 /** Notification method that asks the server to sync now. */
 export const SYNC_NOTIFICATION = "notifications/pi-events/sync";
 /** Frames larger than this are discarded unread (and answered with a parse error). */
-export const MAX_FRAME_BYTES = 1024 * 1024;
+const MAX_FRAME_BYTES = 1024 * 1024;
 /** Minimum interval between the syncs that precede tool calls. */
 const SYNC_INTERVAL_MS = 1500;
 /** Time budget of the sync that precedes a tool call. */
 const CALL_SYNC_BUDGET_MS = 2000;
 
-export interface ServerOptions {
+interface ServerOptions {
 	db: Database;
 	settings: Settings;
 	version: string;
@@ -183,7 +183,7 @@ export class StdioServer {
 				now: Date.now(),
 			};
 			const out = tool.run(parsed as never, ctx);
-			return { content: [{ type: "text", text: boundText(out.text) }], structuredContent: out.structured, isError: false };
+			return { content: [{ type: "text", text: fitToolOutput(out.text) }], structuredContent: out.structured, isError: false };
 		} catch (err) {
 			if (!isPiEventsError(err)) this.opts.log(`pi-events serve: ${tool.name} failed: ${err instanceof Error ? err.stack : String(err)}`);
 			const message = isPiEventsError(err) ? err.message : publicMessage(err);

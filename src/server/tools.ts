@@ -309,7 +309,7 @@ export function parseArgs(tool: ToolDef, args: unknown): unknown {
 }
 
 /** Keep text within pi's tool-output limits (50 KB, 2,000 lines), saying what was cut. */
-export function boundText(text: string): string {
+export function fitToolOutput(text: string): string {
 	const lines = text.split("\n");
 	let out = lines.length > TEXT_MAX_LINES ? lines.slice(0, TEXT_MAX_LINES).join("\n") : text;
 	let cut = lines.length > TEXT_MAX_LINES;

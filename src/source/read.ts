@@ -33,7 +33,7 @@ export function openRegularFile(path: string): number {
 	return fd;
 }
 /** Size of the head and tail windows whose hashes fingerprint the indexed prefix. */
-export const WINDOW_BYTES = 64 * 1024;
+const WINDOW_BYTES = 64 * 1024;
 
 export interface FileStat {
 	dev: number;
@@ -42,7 +42,7 @@ export interface FileStat {
 	mtimeMs: number;
 }
 
-export interface ReadResult {
+interface DurableRead {
 	/** Offset just past the last LF read (the durable end). */
 	end: number;
 	/** Physical line number of the next line. */
@@ -59,7 +59,7 @@ export function readDurableLines(
 	start: number,
 	firstLine: number,
 	onLines: (lines: FramedLine[]) => void,
-): ReadResult {
+): DurableRead {
 	const fd = openRegularFile(path);
 	try {
 		const st = fstatSync(fd);
@@ -120,7 +120,7 @@ export function readDurableLines(
 	}
 }
 
-export interface PrefixFingerprint {
+interface PrefixFingerprint {
 	head: string;
 	tail: string;
 }

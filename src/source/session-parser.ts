@@ -50,15 +50,15 @@ export function initialParserState(): ParserState {
 }
 
 /** What the parser needs of a projected entry: its id, which it may rename when duplicated. */
-export interface ParsedEntry {
+interface ParsedEntry {
 	entryId: string;
 	idDerived: boolean;
 }
 
 /** Turns one entry record into an event (project/projector.ts `projectEntry`). */
-export type EntryProjector<E extends ParsedEntry> = (record: Record<string, unknown>, ctx: EntryContext) => E;
+type EntryProjector<E extends ParsedEntry> = (record: Record<string, unknown>, ctx: EntryContext) => E;
 
-export interface ParseOutput<E extends ParsedEntry> {
+interface ParseOutput<E extends ParsedEntry> {
 	events: E[];
 	diagnostics: Diagnostic[];
 }

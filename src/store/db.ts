@@ -110,7 +110,7 @@ INSERT INTO fts(fts, rank) VALUES ('secure-delete', 1);
 CREATE VIRTUAL TABLE fts_terms USING fts5vocab(fts, 'row');
 `;
 
-export interface OpenOptions {
+interface OpenOptions {
 	readonly?: boolean;
 }
 
@@ -125,7 +125,8 @@ export function openIndex(path: string, options: OpenOptions = {}): Database {
 	} catch (err) {
 		// An existing index this process cannot write (a read-only mount, another user's file) still
 		// answers: searches read it as it is, and a sync reports that it cannot update it.
-		if (!existsSync(path) || !(err instanceof PiEventsError) || !/read-only|cannot be opened/.test(err.message)) throw err;
+		const failure = err instanceof PiEventsError ? failureOf(err.cause) : null;
+		if (!existsSync(path) || (failure !== "readonly" && failure !== "cantopen")) throw err;
 		try {
 			return openReadOnlySnapshot(path);
 		} catch {
@@ -235,26 +236,56 @@ function recreateSchema(db: Database, variant: FullTextVariant): void {
 	}).immediate();
 }
 
+/**
+ * What a failure of the database (or of opening its file) means, by its result code only, never
+ * by message text (which differs between SQLite builds). Extended codes (SQLITE_IOERR_WRITE,
+ * SQLITE_READONLY_DBMOVED, ...) count as their primary code.
+ */
+type DbFailure = "readonly" | "full" | "busy" | "notadb" | "cantopen" | "ioerr" | "corrupt";
+
+const FAILURES: Record<string, DbFailure> = {
+	SQLITE_READONLY: "readonly",
+	SQLITE_FULL: "full",
+	SQLITE_BUSY: "busy",
+	SQLITE_LOCKED: "busy",
+	SQLITE_NOTADB: "notadb",
+	SQLITE_CANTOPEN: "cantopen",
+	SQLITE_IOERR: "ioerr",
+	SQLITE_CORRUPT: "corrupt",
+};
+
+const MEANINGS: Record<DbFailure, string> = {
+	readonly: "the index location is read-only",
+	full: "the disk is full",
+	busy: "the index is locked by another process",
+	notadb: "the file is not a pi-events index",
+	cantopen: "the file cannot be opened",
+	ioerr: "an I/O error on the index file",
+	corrupt: "the index file is damaged (delete it; it is rebuilt from the sessions)",
+};
+
+/** The SQLite result code of an error (`SQLITE_…`), or null for anything else. */
+function sqliteCode(err: unknown): string | null {
+	const code = (err as { code?: unknown } | null)?.code;
+	return typeof code === "string" && code.startsWith("SQLITE_") ? code : null;
+}
+
+function failureOf(err: unknown): DbFailure | null {
+	const primary = sqliteCode(err)?.match(/^SQLITE_[A-Z]+/)?.[0];
+	return primary ? (FAILURES[primary] ?? null) : null;
+}
+
 function reason(err: unknown): string {
-	if (err instanceof Error) {
-		const code = (err as { code?: string }).code;
-		if (code === "SQLITE_READONLY" || /readonly/i.test(err.message)) return "the index location is read-only";
-		if (code === "SQLITE_FULL" || /disk is full/i.test(err.message)) return "the disk is full";
-		if (code === "SQLITE_BUSY" || /locked/i.test(err.message)) return "the index is locked by another process";
-		if (code === "SQLITE_NOTADB" || /not a database/i.test(err.message)) return "the file is not a pi-events index";
-		if (code === "SQLITE_CANTOPEN" || /unable to open/i.test(err.message)) return "the file cannot be opened";
-		if (code?.startsWith("SQLITE_IOERR") || /disk I\/O error/i.test(err.message)) return "an I/O error on the index file";
-		if (code === "SQLITE_CORRUPT" || /malformed/i.test(err.message)) return "the index file is damaged (delete it; it is rebuilt from the sessions)";
-		if (code?.startsWith("SQLITE_")) return `a database error (${code})`;
-		return err.message;
-	}
-	return String(err);
+	const failure = failureOf(err);
+	if (failure) return MEANINGS[failure];
+	const code = sqliteCode(err);
+	if (code) return `a database error (${code})`;
+	return err instanceof Error ? err.message : String(err);
 }
 
 export { reason as describeDbError };
 
 /** Errors of the database itself (full disk, I/O, read-only, damage), as opposed to one bad input. */
 export function isDatabaseError(err: unknown): boolean {
-	const code = (err as { code?: unknown })?.code;
-	return (err instanceof Error && err.name === "SQLiteError") || (typeof code === "string" && code.startsWith("SQLITE_"));
+	return (err instanceof Error && err.name === "SQLiteError") || sqliteCode(err) !== null;
 }

@@ -15,7 +15,7 @@
 export type FullTextVariant = "contentless" | "stored";
 
 /** The first SQLite with FTS5 contentless_delete (and secure-delete, 3.42). */
-export const CONTENTLESS_DELETE_SINCE = "3.43.0";
+const CONTENTLESS_DELETE_SINCE = "3.43.0";
 
 function versionNumber(version: string): number {
 	const [major = 0, minor = 0, patch = 0] = version.split(".").map((n) => Number.parseInt(n, 10) || 0);

@@ -2,7 +2,7 @@
 import type { Database } from "bun:sqlite";
 import { SCHEMA_VERSION } from "./db.ts";
 
-export interface IndexCounts {
+interface IndexCounts {
 	schema: number;
 	files: number;
 	sessions: number;

@@ -56,9 +56,9 @@ export interface SessionScope {
 
 export type FileObservation = Pick<FileRow, "file_key" | "path" | "source_dir" | "dev" | "ino" | "size" | "mtime_ms">;
 
-export type FileFacts = Omit<FileRow, "file_key">;
+type FileFacts = Omit<FileRow, "file_key">;
 
-export interface SessionFacts {
+interface SessionFacts {
 	sessionId: string;
 	version: number;
 	cwd: string | null;
@@ -70,14 +70,14 @@ export interface SessionFacts {
 }
 
 /** Fragments per session addressable in its rowid range (16.7 million). */
-export const FRAGMENT_KEY_SPAN = 2 ** 24;
+const FRAGMENT_KEY_SPAN = 2 ** 24;
 
-export function fragmentKeyBase(sessionKey: number): number {
+function fragmentKeyBase(sessionKey: number): number {
 	return sessionKey * FRAGMENT_KEY_SPAN;
 }
 
 /** Context role depends only on what the entry is, so it is fixed at insert time. */
-export function contextRoleOf(eventType: string, role: string | null): TreeState["contextRole"] {
+function contextRoleOf(eventType: string, role: string | null): TreeState["contextRole"] {
 	switch (eventType) {
 		case "message":
 			return role === "system" ? "control" : "conversation";

@@ -5,7 +5,7 @@ import { IndexWriter } from "../store/write.ts";
 import { confirmedGone } from "./deletion.ts";
 import { knownFiles, unchangedSince } from "./observations.ts";
 
-export interface SourceFreshness {
+interface SourceFreshness {
 	dir: string;
 	origin: SourceDir["origin"];
 	readable: boolean;

@@ -14,7 +14,7 @@ import { checkFreshness } from "./compare.ts";
 import { syncIndex } from "./sync.ts";
 
 /** How long a query may spend syncing before it answers from what is indexed. */
-export const QUERY_SYNC_BUDGET_MS = 3000;
+const QUERY_SYNC_BUDGET_MS = 3000;
 const MAX_PROBLEMS = 20;
 
 export interface Freshness {
@@ -32,7 +32,7 @@ export interface Freshness {
 	lastSyncAt: string | null;
 }
 
-export interface RefreshOptions {
+interface RefreshOptions {
 	sync: boolean;
 	budgetMs?: number;
 	/** The caller's scope: problems outside it are counted, not named. Null: show all. */

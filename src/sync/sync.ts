@@ -22,7 +22,7 @@ import { type SyncContext, syncFile } from "./sync-file.ts";
 
 export type { SyncCounts, SyncReport } from "./report.ts";
 
-export interface SyncOptions {
+interface SyncOptions {
 	sourceDirs: readonly SourceDir[];
 	/** Stop starting new files after this many ms (files left are reported as pending). */
 	budgetMs?: number;

@@ -4,7 +4,6 @@
  * state), bounded head+tail of huge outputs, file evidence, bash exit codes, legacy ids.
  * Checked on the real fixture files (parsed with the real parser) and on small synthetic entries.
  */
-import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";

@@ -28,7 +28,6 @@ import {
 	Serve,
 	seedFromEnv,
 	sleep,
-	spawnCli,
 	type World,
 } from "./util.ts";
 

@@ -428,6 +428,7 @@ function codeBlock(rng: Rng, lang: Lang, ws: Workspace, nLines: number): string 
 	let depth = 0;
 	for (let i = 0; i < nLines; i++) {
 		if (rng.chance(0.15)) depth = Math.min(3, depth + 1);
+		// biome-ignore lint/suspicious/noDuplicateElseIf: two independent random draws, not one condition.
 		else if (rng.chance(0.15)) depth = Math.max(0, depth - 1);
 		out.push(codeLine(rng, lang, ws, depth));
 	}

@@ -15,8 +15,10 @@ import { errorCode, isPiEventsError, publicMessage } from "./errors.ts";
 import { VERSION, VERSION_LINE } from "./version.ts";
 import { terminalSafe } from "./present/terminal.ts";
 
+// biome-ignore lint/suspicious/noExplicitAny: citty's CommandDef is invariant in its args, and this table holds commands with different ones.
+type AnyCommand = CommandDef<any>;
 
-const subCommands: Record<string, CommandDef<any>> = {
+const subCommands: Record<string, AnyCommand> = {
 	index: indexCommand,
 	search: searchCommand,
 	sessions: sessionsCommand,
@@ -26,13 +28,13 @@ const subCommands: Record<string, CommandDef<any>> = {
 	status: statusCommand,
 };
 
-const main: CommandDef<any> = {
+const main: AnyCommand = {
 	meta: { name: "pi-events", version: VERSION, description: "Local, read-only event search over pi session history" },
 	subCommands,
 };
 
 /** citty colours usage even into pipes and pads columns with spaces: clean both for non-terminals. */
-async function usage(command: CommandDef<any>, parent?: CommandDef<any>): Promise<string> {
+async function usage(command: AnyCommand, parent?: AnyCommand): Promise<string> {
 	const text = await renderUsage(command, parent);
 	const plain = process.stdout.isTTY === true && !process.env.NO_COLOR ? text : text.replace(/\x1b\[[0-9;]*m/g, "");
 	return plain.replace(/[ \t]+$/gm, "");

@@ -14,8 +14,7 @@ const files = [...new Bun.Glob("**/*.ts").scanSync(SRC)].map((f) => join(SRC, f)
 const rel = (f: string) => relative(SRC, f);
 const source = (f: string) => readFileSync(f, "utf8");
 /** Value imports only: `import type` is erased and carries no dependency at run time. */
-const valueImports = (text: string) =>
-	[...text.matchAll(/^import\s+(?!type\s)[^;]*?from\s+"([^"]+)"/gms)].map((m) => m[1]!);
+const valueImports = (text: string) => [...text.matchAll(/^import\s+(?!type\s)[^;]*?from\s+"([^"]+)"/gms)].map((m) => m[1]!);
 
 const PURE = [
 	"model.ts",
@@ -57,7 +56,9 @@ test("SQLite is opened only in store/", () => {
 });
 
 test("the process (argv, env, stdout, exit) is touched only by the shells and config", () => {
-	const outside = files.filter((f) => !SHELLS.test(rel(f)) && rel(f) !== "config.ts" && /\bprocess\.(env|argv|stdout|stderr|exit|exitCode|cwd)\b/.test(source(f)));
+	const outside = files.filter(
+		(f) => !SHELLS.test(rel(f)) && rel(f) !== "config.ts" && /\bprocess\.(env|argv|stdout|stderr|exit|exitCode|cwd)\b/.test(source(f)),
+	);
 	expect(outside.map(rel)).toEqual([]);
 });
 
@@ -147,7 +148,7 @@ test("the dependency scanner sees every import form", () => {
 		'export * from "../store/e.ts";',
 		'import "../store/f.ts";',
 		'const g = await import("../store/g.ts");',
-		"import {\n\ttype H,\n\ti,\n} from \"../store/h.ts\";",
+		'import {\n\ttype H,\n\ti,\n} from "../store/h.ts";',
 	].join("\n");
 	expect(dependencies(probe, text).sort()).toEqual(["a", "b", "c", "d", "e", "f", "g", "h"].map((x) => `store/${x}.ts`));
 });

@@ -110,7 +110,12 @@ function holds(clause: Clause, session: SessionKey): boolean {
 
 /** Whether the rule admits this session. */
 export function admits(rule: SessionRule, session: SessionKey): boolean {
-	return ruleClauses(rule).every((clause) => holds(clause, session));
+	return clausesAdmit(ruleClauses(rule), session);
+}
+
+/** Whether clauses already derived from a rule admit this session (checking many rows of one rule). */
+export function clausesAdmit(clauses: readonly Clause[], session: SessionKey): boolean {
+	return clauses.every((clause) => holds(clause, session));
 }
 
 /** Whether an event at append position `seq` of an admitted session is before the cutoff. */

@@ -25,6 +25,9 @@ interface CallerInput {
 export function resolveCaller(input: CallerInput): Scope {
 	const roots = input.all ? null : [resolveRoot(input.cwd, input.root ?? input.configRoot)];
 	const { sessionId, sessionFile, toolCallId } = input;
-	const current = sessionId || sessionFile ? { sessionId: sessionId || null, sessionFile: sessionFile ? canonicalPath(sessionFile) : null, toolCallId: toolCallId || null } : null;
+	const current =
+		sessionId || sessionFile
+			? { sessionId: sessionId || null, sessionFile: sessionFile ? canonicalPath(sessionFile) : null, toolCallId: toolCallId || null }
+			: null;
 	return { roots, current };
 }

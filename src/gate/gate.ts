@@ -37,7 +37,7 @@
  * missing row. To add a new kind of read: add a method here that returns only visible rows.
  */
 import type { Database } from "bun:sqlite";
-import { admits, beforeCutoff, type Cutoff, type Scope, type SessionRule, sessionInScope } from "../auth/scope.ts";
+import { admits, beforeCutoff, clausesAdmit, type Cutoff, ruleClauses, type Scope, type SessionRule, sessionInScope } from "../auth/scope.ts";
 import { sessionRuleSql } from "../auth/scope-sql.ts";
 import { scopedMatch } from "../auth/scope-tokens.ts";
 import { PiEventsError } from "../errors.ts";
@@ -229,8 +229,7 @@ export class VisibleSession {
 		private readonly cutoff: Cutoff | null,
 	) {}
 
-	private visible = (event: EventRow | null | undefined): event is EventRow =>
-		!!event && beforeCutoff(this.cutoff, this.row.session_id, event.seq);
+	private visible = (event: EventRow | null | undefined): event is EventRow => !!event && beforeCutoff(this.cutoff, this.row.session_id, event.seq);
 
 	event(entryId: string): EventRow | null {
 		const event = this.store.event(this.row.session_key, entryId);
@@ -287,8 +286,10 @@ export class VisibleSession {
 
 /** Hydrated rows the rule admits, before the cutoff; the current session named as of the cutoff. */
 function hydrateAdmitted(db: Database, store: EventStore, rule: SessionRule, cutoff: Cutoff | null, ranked: RankedRow[]): CandidateRow[] {
+	// The rule's clauses are derived once, not per row.
+	const clauses = ruleClauses(rule);
 	const rows = hydrate(db, ranked).filter(
-		(row) => admits(rule, { cwdReal: row.cwd_real, sessionId: row.session_id }) && beforeCutoff(cutoff, row.session_id, row.seq),
+		(row) => clausesAdmit(clauses, { cwdReal: row.cwd_real, sessionId: row.session_id }) && beforeCutoff(cutoff, row.session_id, row.seq),
 	);
 	if (cutoff) {
 		for (const row of rows) {
@@ -322,7 +323,11 @@ export class ScopedBrowse {
 	/** Every fragment of these admitted sessions that the filters allow (others are ignored). */
 	fragmentsOf(sessionKeys: readonly number[]): Required<RankedRow>[] {
 		const admitted = this.admitted ?? new Set(this.sessions().map((s) => s.session_key));
-		return filteredFragmentsOfSessions(this.db, sessionKeys.filter((k) => admitted.has(k)), this.plan.sql);
+		return filteredFragmentsOfSessions(
+			this.db,
+			sessionKeys.filter((k) => admitted.has(k)),
+			this.plan.sql,
+		);
 	}
 
 	hydrate(ranked: RankedRow[]): CandidateRow[] {

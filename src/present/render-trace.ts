@@ -22,7 +22,9 @@ export function renderTrace(unsafe: TraceResult, style: Style): string {
 		if (item.target) {
 			out.push(`${indent}${branch}${bold(nodeLine(item.node))}   ◀ target`);
 			const childIndent = `${indent}${t.parent ? (last ? "   " : "│  ") : ""}`;
-			t.children.forEach((c, j) => out.push(`${childIndent}${j === t.children.length - 1 ? "└─ " : "├─ "}${nodeLine(c)}`));
+			t.children.forEach((c, j) => {
+				out.push(`${childIndent}${j === t.children.length - 1 ? "└─ " : "├─ "}${nodeLine(c)}`);
+			});
 		} else {
 			out.push(`${indent}${branch}${nodeLine(item.node)}   (sibling)`);
 		}

@@ -32,7 +32,7 @@ export function isShellTool(name: string | null): boolean {
  * `cd pi-events`) is not a run.
  */
 export function runsPiEvents(command: string | null): boolean {
-	if (!command || !command.includes("pi-events")) return false;
+	if (!command?.includes("pi-events")) return false;
 	return RUNS_PI_EVENTS.test(command);
 }
 

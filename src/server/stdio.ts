@@ -259,7 +259,7 @@ function callerFrom(meta: Record<string, unknown>, launch: ServerOptions["launch
 	const sessionFile = str(c.sessionFile);
 	const fromMeta = cwd !== null || sessionId !== null || sessionFile !== null;
 	return {
-		cwd: cwd && cwd.startsWith("/") ? resolve(cwd) : launch.cwd,
+		cwd: cwd?.startsWith("/") ? resolve(cwd) : launch.cwd,
 		sessionId: fromMeta ? sessionId : launch.sessionId,
 		sessionFile: fromMeta ? (sessionFile ? canonicalPath(sessionFile) : null) : launch.sessionFile,
 		toolCallId: str(c.toolCallId),

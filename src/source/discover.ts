@@ -90,7 +90,7 @@ function scanDir(dir: string, sourceDir: string, depth: number, result: Discover
 			result.unreadable.push({ path: full, sourceDir, error: errno(err) });
 			continue;
 		}
-		if (!st || !st.isFile() || seen.has(full)) continue;
+		if (!st?.isFile() || seen.has(full)) continue;
 		seen.add(full);
 		result.files.push({ path: full, sourceDir, dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs });
 	}

@@ -53,7 +53,11 @@ export function syncFile(ctx: SyncContext, file: DiscoveredFile): Outcome {
 		}
 		const code = errno(err);
 		if (code === "EUNKNOWN") ctx.debug?.(`indexing ${file.path}: ${err instanceof Error ? err.stack : String(err)}`);
-		addProblem(report, file.path, `cannot index ${file.path}: ${code !== "EUNKNOWN" ? code : "unexpected error (PI_EVENTS_DEBUG=1 for details)"} (its last known-good index is kept)`);
+		addProblem(
+			report,
+			file.path,
+			`cannot index ${file.path}: ${code !== "EUNKNOWN" ? code : "unexpected error (PI_EVENTS_DEBUG=1 for details)"} (its last known-good index is kept)`,
+		);
 		return "keptLastGood";
 	}
 }

@@ -161,20 +161,21 @@ const scopeOf = (c: CallerCase) =>
 		sessionFile: null,
 		toolCallId: null,
 	});
-const filtersOf = (c: CallerCase) =>
-	toSearchFilters({ cwd: c.cwdFilter?.(world), sessionIds: c.sessions?.map(idOf) }, "/", Date.now());
+const filtersOf = (c: CallerCase) => toSearchFilters({ cwd: c.cwdFilter?.(world), sessionIds: c.sessions?.map(idOf) }, "/", Date.now());
 const names = (sessionIds: Iterable<string>) => [...new Set([...sessionIds].map((id) => nameOf.get(id) ?? `unknown ${id}`))].sort();
 
 /**
  * What SQLite itself yields through the gate's ranking statement, with the scope as tokens in the
  * MATCH or as SQL beside it: before the gate's final check of each row, so a wrong rendering fails.
  */
-const throughGate = (scopeInSql: boolean): Implementation => (c) => {
-	const scoped = new Gate(idx.db, scopeOf(c)).search(parseQuery(WORD).match, filtersOf(c));
-	if (scoped === null) return [];
-	const sessionOf = idx.db.query("SELECT s.session_id FROM events e JOIN sessions s ON s.session_key = e.session_key WHERE e.event_key = ?1");
-	return names(scoped.rank(1000, { scopeInSql }).map((r) => (sessionOf.get(r.event_key) as { session_id: string }).session_id));
-};
+const throughGate =
+	(scopeInSql: boolean): Implementation =>
+	(c) => {
+		const scoped = new Gate(idx.db, scopeOf(c)).search(parseQuery(WORD).match, filtersOf(c));
+		if (scoped === null) return [];
+		const sessionOf = idx.db.query("SELECT s.session_id FROM events e JOIN sessions s ON s.session_key = e.session_key WHERE e.event_key = ?1");
+		return names(scoped.rank(1000, { scopeInSql }).map((r) => (sessionOf.get(r.event_key) as { session_id: string }).session_id));
+	};
 
 const IMPLEMENTATIONS: Record<string, Implementation> = {
 	"pure rule (auth/scope.ts admits)": (c) => {

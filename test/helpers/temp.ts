@@ -167,7 +167,7 @@ export function runCli(layout: AgentLayout, args: string[], opts: { env?: Record
 		json<T>() {
 			try {
 				return JSON.parse(stdout) as T;
-			} catch (err) {
+			} catch {
 				throw new Error(`stdout is not JSON (exit ${proc.exitCode}):\n${stdout}\nstderr:\n${stderr}`);
 			}
 		},

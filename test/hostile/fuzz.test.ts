@@ -410,7 +410,9 @@ const MUTATIONS: Mutation[] = [
 		apply(rng, buf) {
 			const out = buf.slice();
 			const lfs: number[] = [];
-			out.forEach((b, i) => b === LF && lfs.push(i));
+			out.forEach((b, i) => {
+				if (b === LF) lfs.push(i);
+			});
 			if (lfs.length) out[rng.pick(lfs)] = 0x0d;
 			return out;
 		},
@@ -419,7 +421,9 @@ const MUTATIONS: Mutation[] = [
 		name: "remove-lf",
 		apply(rng, buf) {
 			const lfs: number[] = [];
-			buf.forEach((b, i) => b === LF && lfs.push(i));
+			buf.forEach((b, i) => {
+				if (b === LF) lfs.push(i);
+			});
 			if (lfs.length === 0) return buf;
 			const at = rng.pick(lfs);
 			return concat(buf.subarray(0, at), buf.subarray(at + 1));

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { TOOLS } from "../../src/server/tools.ts";
 import { qemuAarch64, releaseDir } from "../helpers/release.ts";
 import { cleanupTempDirs, makeTempDir, PI_FIXTURES, ROOT } from "../helpers/temp.ts";
 import pkg from "../../package.json" with { type: "json" };
@@ -114,6 +115,6 @@ describe("linux-arm64 under qemu-aarch64", () => {
 			.split("\n")
 			.map((l) => JSON.parse(l))
 			.find((m) => m.id === 2);
-		expect(listed.result.tools.map((t: { name: string }) => t.name).sort()).toEqual(["event_read", "event_search", "event_trace"]);
+		expect(listed.result.tools.map((t: { name: string }) => t.name).sort()).toEqual(TOOLS.map((t) => t.name).sort());
 	}, 120_000);
 });

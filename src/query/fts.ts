@@ -92,8 +92,15 @@ function quote(text: string): string {
 }
 
 /** The text as typed matches the words of a fragment (body and aux), never its stems (forms). */
+const COLUMNS = "{body aux} : ";
+
 function literal(text: string): string {
-	return `{body aux} : ${quote(text)}`;
+	return `${COLUMNS}${quote(text)}`;
+}
+
+/** The index tokens an alternative searches for (its column filter is syntax, not words). */
+export function alternativeTokens(alternative: string): string[] {
+	return indexTokens(alternative.startsWith(COLUMNS) ? alternative.slice(COLUMNS.length) : alternative);
 }
 
 function alternativesOf(text: string): string[] {

@@ -13,7 +13,7 @@ import type { BranchState, ContextRole, SelectionState, SemanticKind } from "../
 import { type Highlight, makeSnippet } from "./snippet.ts";
 import { isoTime } from "../project/projector.ts";
 import { ERROR_BOOST } from "../project/weights.ts";
-import { indexTokens, type ParsedQuery, parseQuery } from "./fts.ts";
+import { alternativeTokens, type ParsedQuery, parseQuery } from "./fts.ts";
 import { scoreFragments, shareOfBest } from "./answer-score.ts";
 import { fragmentTexts } from "./source-text.ts";
 import { proseShare, type SignalTerm, signalFactor, snippetTokens, textSignals } from "./relevance.ts";
@@ -180,7 +180,7 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 		// own term counts and length alone (answer-score.ts), never bm25(), whose statistics cover
 		// every workspace in the index.
 		ranked = scoped.rank(FULL_RANK_LIMIT, { scopeInSql, withTime: sort !== "relevance" });
-		const tokens = [...new Set(parsed.terms.flatMap((t) => [...t.tokens, ...t.alternatives.flatMap((a) => indexTokens(a))]))];
+		const tokens = [...new Set(parsed.terms.flatMap((t) => [...t.tokens, ...t.alternatives.flatMap(alternativeTokens)]))];
 		const relevance = scoreFragments(ranked, scoped.termOccurrences(ranked, tokens));
 		for (const r of ranked) r.score = -(relevance.get(r.frag_key) ?? 0);
 	} else {

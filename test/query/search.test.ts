@@ -23,6 +23,7 @@ import {
 	userEntry,
 	writeSession,
 	marked,
+	oneMessageSession,
 } from "./helpers.ts";
 
 const basic = piFixture("basic");
@@ -83,6 +84,20 @@ afterAll(() => {
 });
 
 describe("coalescing and ranking", () => {
+	test("the query syntax's column names are not scored as words (`body` in the text earns nothing)", () => {
+		const dir = makeTempDir("pi-events-columns-");
+		writeSession(dir, oneMessageSession("0000c01c-0000-4000-8000-000000000001", "/work/demo/columns", "qcolword body body body"));
+		writeSession(dir, oneMessageSession("0000c01c-0000-4000-8000-000000000002", "/work/demo/columns", "qcolword node node node"));
+		const columns = buildIndex([dir]);
+		try {
+			const scores = run(columns.db, "qcolword").hits.map((h) => h.score);
+			expect(scores.length).toBe(2);
+			expect(scores[0]).toBe(scores[1]!);
+		} finally {
+			columns.close();
+		}
+	});
+
 	test("several matching fragments of one event give one hit with the strongest as evidence", () => {
 		const r = run(idx.db, "zebrafish");
 		const hits = r.hits.filter((h) => h.sessionId === MULTI);

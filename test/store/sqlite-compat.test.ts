@@ -4,7 +4,7 @@
  * `sqlite_version()` answer 3.39.4, so pi-events picks its schema exactly as on macOS 13.0, and
  * that records every statement with its parameters and rows. The workload: index the fixtures
  * plus a session with a unique token, search (filters, sorts, grouping, filter-only, derived
- * events), sessions, read, trace, status,
+ * events, as a caller with a cutoff), sessions, read, trace, status, rewrite one session,
  * delete the token's session and sync. Then
  *   - every recorded statement is replayed on Debian's SQLite 3.40.1 (python3's sqlite3 module,
  *     linked to the system libsqlite3) and must run and return the same rows;
@@ -138,9 +138,17 @@ describe(`the CLI on SQLite ${MACOS_13_0} (faked version, every statement replay
 			cli("read", ["read", hit.sessionId, hit.entryId, "--order", "branch", "--before", "2", "--after", "2", "--json", "--all", "--no-sync"]);
 			cli("trace", ["trace", hit.sessionId, hit.entryId, "--json", "--all", "--no-sync"]);
 		}
+		if (hit) {
+			// As pi's bash tool calls it: the caller's own session and the invoking tool call (cutoff lookups).
+			const own = readdirSync(sources).find((n) => n.includes(hit.sessionId))!;
+			cli("search-caller", ["search", "ECONNREFUSED", "--json", "--all", "--current-session", hit.sessionId, "--current-file", join(sources, own), "--tool-call-id", "call_none", "--no-sync"]);
+		}
 		cli("status", ["status", "--json"]);
 		beforeDelete = tokenIn();
 		rmSync(planted);
+		// And one session rewritten in place (a rebuild), in the same sync.
+		const rewritten = join(sources, readdirSync(sources).sort()[0]!);
+		writeFileSync(rewritten, `${readFileSync(rewritten, "utf8").split("\n").slice(0, 3).join("\n")}\n`);
 		cli("reindex", ["index", "--sessions-dir", sources]);
 		cli("search-deleted", ["search", TOKEN, "--all", "--json", "--no-sync"]);
 	}, 120_000);
@@ -149,6 +157,9 @@ describe(`the CLI on SQLite ${MACOS_13_0} (faked version, every statement replay
 		for (const name of ["index", "search", "search-newest", "search-filters", "search-token", "search-filter-only", "search-derived", "sessions", "read", "trace", "status", "reindex"]) {
 			expect({ name, exitCode: runs[name]?.exitCode, stderr: runs[name]?.stderr }).toEqual({ name, exitCode: 0, stderr: "" });
 		}
+		// The caller's own session is hidden, so this search may find nothing (exit 1), but not fail.
+		expect([0, 1]).toContain(runs["search-caller"]!.exitCode);
+		expect(runs["search-caller"]!.stderr).toBe("");
 		expect(JSON.parse(runs["search-token"]!.stdout).hits.map((h: { entryId: string }) => h.entryId).sort()).toEqual(["c0000001", "c0000002"]);
 		// The schema really is the variant: no contentless_delete, recorded in meta.
 		const statements = readFileSync(logs[0]!, "utf8");

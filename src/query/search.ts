@@ -179,7 +179,8 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 		// grouping and time order need them all, and all of them are scored to sort. Each from its
 		// own term counts and length alone (answer-score.ts), never bm25(), whose statistics cover
 		// every workspace in the index.
-		ranked = scoped.rank(FULL_RANK_LIMIT, { scopeInSql, withTime: sort !== "relevance" });
+		// With each event's time: the tie-break (newest first) orders equal scores without hydrating them.
+		ranked = scoped.rank(FULL_RANK_LIMIT, { scopeInSql, withTime: true });
 		const tokens = [...new Set(parsed.terms.flatMap((t) => [...t.tokens, ...t.alternatives.flatMap(alternativeTokens)]))];
 		const relevance = scoreFragments(ranked, scoped.termOccurrences(ranked, tokens));
 		for (const r of ranked) r.score = -(relevance.get(r.frag_key) ?? 0);
@@ -187,7 +188,7 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 		// Very common terms: the newest (or, sorting oldest first, the oldest) RECENT_MATCHES in-scope
 		// matches that the filters allow, by index order (rowids grow with sessions in creation order).
 		mode = "recent";
-		ranked = scoped.rank(RECENT_MATCHES, { order: sort === "oldest" ? "oldest" : "newest", withTime: sort !== "relevance" });
+		ranked = scoped.rank(RECENT_MATCHES, { order: sort === "oldest" ? "oldest" : "newest", withTime: true });
 		// Counting stopped past FULL_RANK_LIMIT (an exact count of 150,000 matches costs ~5 ms): the share is unknown.
 		rankedShare = null;
 		if (ranked.length < RECENT_MATCHES) {
@@ -247,9 +248,19 @@ function explainEmpty(scoped: ScopedSearch, parsed: ParsedQuery, counted: number
 	return unmatched.length > 0 ? { emptyBecause: "terms", unmatchedTerms: unmatched } : { emptyBecause: "together", unmatchedTerms: [] };
 }
 
-/** Best first; ties by the newer fragment (the full tie-break follows once rows are hydrated). */
+/** Best first; ties newest first, then by the newer fragment (session and entry ids, after hydration, decide the rest). */
 function byScore(a: RankedRow, b: RankedRow): number {
-	return a.score - b.score || b.frag_key - a.frag_key;
+	return a.score - b.score || newerFirst(a, b) || b.frag_key - a.frag_key;
+}
+
+/** Newest first by event time (a missing time last); 0 when equal. */
+function newerFirst(a: RankedRow, b: RankedRow): number {
+	const ta = a.ts_ms ?? null;
+	const tb = b.ts_ms ?? null;
+	if (ta === tb) return 0;
+	if (ta === null) return 1;
+	if (tb === null) return -1;
+	return tb - ta;
 }
 
 /** By event time (direction 1: oldest first, -1: newest first), events without a time last; then by fragment. */
@@ -322,9 +333,12 @@ function selectEvents(scoped: Pick<ScopedSearch, "hydrate">, ordered: RankedRow[
 	const want = limit * 2;
 	let rows: CandidateRow[];
 	if (byRelevance) {
-		const boundary = ordered[Math.min(limit, ordered.length) - 1]!.score;
-		const sure = ordered.filter((r) => r.score < boundary);
-		const tied = ordered.filter((r) => r.score === boundary);
+		// Only candidates equal to the last one kept in score and time need the rest of the tie-break
+		// (session, entry, fragment id), which takes hydrating them.
+		const boundary = ordered[Math.min(limit, ordered.length) - 1]!;
+		const tiesWith = (r: RankedRow) => r.score === boundary.score && newerFirst(r, boundary) === 0;
+		const sure = ordered.filter((r) => byScore(r, boundary) < 0 && !tiesWith(r));
+		const tied = ordered.filter(tiesWith);
 		rows = scoped.hydrate(sure.slice(0, want)).sort(compareRows);
 		if (rows.length < want && tied.length > 0) rows.push(...scoped.hydrate(tied).sort(compareRows).slice(0, want - rows.length));
 	} else {

@@ -69,8 +69,15 @@ export function projectEntry(entry: Obj, ctx: EntryContext, options: { fullText?
 		fragments: [],
 		derivedCallIds: [],
 	};
-	const p: Projection = { event, fullText: options.fullText === true };
-	switch (eventType) {
+	projectByType({ event, fullText: options.fullText === true }, entry);
+	if (event.meta.omitted?.length === 0) delete event.meta.omitted;
+	return event;
+}
+
+/** What each entry type contributes: fragments, pointers and metadata. */
+function projectByType(p: Projection, entry: Obj): void {
+	const event = p.event;
+	switch (event.eventType) {
 		case "message":
 			projectMessage(p, isObj(entry.message) ? entry.message : {});
 			break;
@@ -138,8 +145,6 @@ export function projectEntry(entry: Obj, ctx: EntryContext, options: { fullText?
 		default:
 			break;
 	}
-	if (event.meta.omitted?.length === 0) delete event.meta.omitted;
-	return event;
 }
 
 function projectMessage(p: Projection, message: Obj): void {

@@ -59,31 +59,52 @@ export function classifySession(nodes: readonly TreeNode[]): Classification[] {
 
 	// Which entries sit on a parent chain that loops (or runs through an ambiguous id)?
 	const doubtful = findDoubtful(nodes, indexById, ambiguous);
+	// Without a trustworthy path to the materialized leaf, nothing is selected or alternate.
+	if (doubtful[nodes.length - 1]) return result;
 
-	// The selected path: from the materialized leaf (last appended entry) up to its root.
-	const leafIndex = nodes.length - 1;
-	const onPath = new Set<number>();
-	const path: number[] = [];
-	if (!doubtful[leafIndex]) {
-		let cursor: number | undefined = leafIndex;
-		while (cursor !== undefined && !onPath.has(cursor)) {
-			onPath.add(cursor);
-			path.push(cursor);
-			const parent: string | null = nodes[cursor]!.parentId;
-			cursor = parent === null ? undefined : indexById.get(parent);
-		}
-		path.reverse();
-	}
-	const pathKnown = !doubtful[leafIndex];
-
+	const path = selectedPath(nodes, indexById);
+	const onPath = new Set(path);
 	for (let i = 0; i < nodes.length; i++) {
-		if (doubtful[i] || !pathKnown) continue;
+		if (doubtful[i]) continue;
 		result[i]!.branchState = onPath.has(i) ? "selected" : "alternate";
 		if (!onPath.has(i) && producesMessages(nodes[i]!)) result[i]!.selectionState = "not-selected";
 	}
-	if (!pathKnown) return result;
+	const { inContext, compactionPos } = compactionContext(nodes, path);
+	const removed = removedByContextEdits(nodes, path, inContext);
+	for (let pos = 0; pos < path.length; pos++) {
+		const nodeIndex = path[pos]!;
+		const node = nodes[nodeIndex]!;
+		if (!producesMessages(node)) continue;
+		let state: SelectionState;
+		if (!inContext[pos]) state = "summarized";
+		// An older compaction kept inside the newest range contributes nothing: its summary is superseded.
+		else if (node.eventType === "compaction" && pos !== compactionPos) state = "summarized";
+		else if (removed.has(node.entryId)) state = "not-selected";
+		else state = "direct";
+		result[nodeIndex]!.selectionState = state;
+	}
+	return result;
+}
 
-	// Compaction: only the latest on the selected path counts.
+/** The selected path: from the materialized leaf (the last appended entry) up to its root, root first. */
+function selectedPath(nodes: readonly TreeNode[], indexById: Map<string, number>): number[] {
+	const seen = new Set<number>();
+	const path: number[] = [];
+	let cursor: number | undefined = nodes.length - 1;
+	while (cursor !== undefined && !seen.has(cursor)) {
+		seen.add(cursor);
+		path.push(cursor);
+		const parent: string | null = nodes[cursor]!.parentId;
+		cursor = parent === null ? undefined : indexById.get(parent);
+	}
+	return path.reverse();
+}
+
+/**
+ * Which positions of the path are in the model context: with a compaction, only the latest on the
+ * path counts, and before it only the entries from its first kept entry on (system prompts never).
+ */
+function compactionContext(nodes: readonly TreeNode[], path: number[]): { inContext: boolean[]; compactionPos: number } {
 	let compactionPos = -1;
 	path.forEach((nodeIndex, pos) => {
 		if (nodes[nodeIndex]!.eventType === "compaction") compactionPos = pos;
@@ -101,8 +122,11 @@ export function classifySession(nodes: readonly TreeNode[]): Classification[] {
 		}
 		for (let pos = compactionPos + 1; pos < path.length; pos++) inContext[pos] = true;
 	}
+	return { inContext, compactionPos };
+}
 
-	// Context edits: the latest edit per target among the context entries decides.
+/** Context edits: the latest edit per target among the context entries decides whether it is removed. */
+function removedByContextEdits(nodes: readonly TreeNode[], path: number[], inContext: boolean[]): Set<string> {
 	const removed = new Set<string>();
 	for (let pos = 0; pos < path.length; pos++) {
 		if (!inContext[pos]) continue;
@@ -111,20 +135,7 @@ export function classifySession(nodes: readonly TreeNode[]): Classification[] {
 		if (node.removesTarget) removed.add(node.targetId);
 		else removed.delete(node.targetId);
 	}
-
-	for (let pos = 0; pos < path.length; pos++) {
-		const nodeIndex = path[pos]!;
-		const node = nodes[nodeIndex]!;
-		if (!producesMessages(node)) continue;
-		let state: SelectionState;
-		if (!inContext[pos]) state = "summarized";
-		// An older compaction kept inside the newest range contributes nothing: its summary is superseded.
-		else if (node.eventType === "compaction" && pos !== compactionPos) state = "summarized";
-		else if (removed.has(node.entryId)) state = "not-selected";
-		else state = "direct";
-		result[nodeIndex]!.selectionState = state;
-	}
-	return result;
+	return removed;
 }
 
 /** Nodes whose ancestry contains a cycle or an ambiguous (duplicated) id. */

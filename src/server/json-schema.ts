@@ -13,91 +13,83 @@ export function toJsonSchema(schema: v.GenericSchema): Json {
 }
 
 function convert(schema: AnySchema): Json {
-	const s = schema as AnySchema & Record<string, unknown>;
-	let out: Json;
+	const out = convertType(schema as AnySchema & Record<string, unknown>);
+	for (const action of schema.pipe ?? []) if (action.kind !== "schema") applyAction(out, action);
+	return out;
+}
+
+/** The schema kind itself, without its pipe. */
+function convertType(s: AnySchema & Record<string, unknown>): Json {
 	switch (s.type) {
 		case "string":
-			out = { type: "string" };
-			break;
 		case "number":
-			out = { type: "number" };
-			break;
 		case "boolean":
-			out = { type: "boolean" };
-			break;
 		case "null":
-			out = { type: "null" };
-			break;
+			return { type: s.type };
 		case "unknown":
 		case "any":
-			out = {};
-			break;
+			return {};
 		case "literal":
-			out = { const: s.literal };
-			break;
+			return { const: s.literal };
 		case "picklist":
-			out = { type: "string", enum: [...(s.options as string[])] };
-			break;
+			return { type: "string", enum: [...(s.options as string[])] };
 		case "array":
-			out = { type: "array", items: convert(s.item as AnySchema) };
-			break;
+			return { type: "array", items: convert(s.item as AnySchema) };
 		case "record":
-			out = { type: "object", additionalProperties: convert(s.value as AnySchema) };
-			break;
+			return { type: "object", additionalProperties: convert(s.value as AnySchema) };
 		case "object":
 		case "strict_object":
-		case "loose_object": {
-			const properties: Json = {};
-			const required: string[] = [];
-			for (const [key, value] of Object.entries(s.entries as Record<string, AnySchema>)) {
-				properties[key] = convert(value);
-				if (value.type !== "optional" && value.type !== "nullish") required.push(key);
-			}
-			out = { type: "object", properties, ...(required.length ? { required } : {}) };
-			if (s.type === "strict_object") out.additionalProperties = false;
-			break;
-		}
+		case "loose_object":
+			return convertObject(s.entries as Record<string, AnySchema>, s.type === "strict_object");
 		case "optional":
 		case "nullish": {
 			const inner = convert(s.wrapped as AnySchema);
-			out = s.type === "nullish" ? { anyOf: [inner, { type: "null" }] } : inner;
+			const out: Json = s.type === "nullish" ? { anyOf: [inner, { type: "null" }] } : inner;
 			if (s.default !== undefined && typeof s.default !== "function") out.default = s.default;
-			break;
+			return out;
 		}
 		case "nullable":
-			out = { anyOf: [convert(s.wrapped as AnySchema), { type: "null" }] };
-			break;
+			return { anyOf: [convert(s.wrapped as AnySchema), { type: "null" }] };
 		case "union":
 		case "variant":
-			out = { anyOf: (s.options as AnySchema[]).map(convert) };
-			break;
+			return { anyOf: (s.options as AnySchema[]).map(convert) };
 		default:
 			throw new Error(`toJsonSchema: unsupported valibot schema type ${s.type}`);
 	}
-	for (const action of s.pipe ?? []) {
-		if (action.kind === "schema") continue;
-		switch (action.type) {
-			case "description":
-				out.description = action.description;
-				break;
-			case "min_length":
-				out[out.type === "array" ? "minItems" : "minLength"] = action.requirement;
-				break;
-			case "max_length":
-				out[out.type === "array" ? "maxItems" : "maxLength"] = action.requirement;
-				break;
-			case "min_value":
-				out.minimum = action.requirement;
-				break;
-			case "max_value":
-				out.maximum = action.requirement;
-				break;
-			case "integer":
-				out.type = "integer";
-				break;
-			default:
-				throw new Error(`toJsonSchema: unsupported valibot action ${action.type}`);
-		}
+}
+
+function convertObject(entries: Record<string, AnySchema>, strict: boolean): Json {
+	const properties: Json = {};
+	const required: string[] = [];
+	for (const [key, value] of Object.entries(entries)) {
+		properties[key] = convert(value);
+		if (value.type !== "optional" && value.type !== "nullish") required.push(key);
 	}
-	return out;
+	return { type: "object", properties, ...(required.length ? { required } : {}), ...(strict ? { additionalProperties: false } : {}) };
+}
+
+/** One pipe action (validation or metadata) as JSON Schema keywords on `out`. */
+function applyAction(out: Json, action: NonNullable<AnySchema["pipe"]>[number]): void {
+	switch (action.type) {
+		case "description":
+			out.description = action.description;
+			break;
+		case "min_length":
+			out[out.type === "array" ? "minItems" : "minLength"] = action.requirement;
+			break;
+		case "max_length":
+			out[out.type === "array" ? "maxItems" : "maxLength"] = action.requirement;
+			break;
+		case "min_value":
+			out.minimum = action.requirement;
+			break;
+		case "max_value":
+			out.maximum = action.requirement;
+			break;
+		case "integer":
+			out.type = "integer";
+			break;
+		default:
+			throw new Error(`toJsonSchema: unsupported valibot action ${action.type}`);
+	}
 }

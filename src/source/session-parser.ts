@@ -63,79 +63,49 @@ interface ParseOutput<E extends ParsedEntry> {
 	diagnostics: Diagnostic[];
 }
 
-/**
- * Interpret complete lines in order. `idExists` answers whether an entry id is already taken in
- * this session (earlier in this batch or already indexed), so duplicates get derived ids.
- */
-export function parseLines<E extends ParsedEntry>(
-	state: ParserState,
-	lines: Iterable<FramedLine>,
-	file: string,
-	idExists: (entryId: string) => boolean,
-	project: EntryProjector<E>,
-): ParseOutput<E> {
+/** Where the lines come from and how entries become events. */
+export interface ParseContext<E extends ParsedEntry> {
+	/** The session file (for locators and diagnostics). */
+	file: string;
+	/** Whether an entry id is already taken in this session (earlier in this batch or already indexed). */
+	idExists: (entryId: string) => boolean;
+	project: EntryProjector<E>;
+}
+
+/** Interpret complete lines in order. Duplicated entry ids get derived ids (`id~dupN`). */
+export function parseLines<E extends ParsedEntry>(state: ParserState, lines: Iterable<FramedLine>, ctx: ParseContext<E>): ParseOutput<E> {
+	const { file, project } = ctx;
 	const out: ParseOutput<E> = { events: [], diagnostics: [] };
 	const batchIds = new Set<string>();
+	const taken = (id: string) => batchIds.has(id) || ctx.idExists(id);
 	const diag = (line: FramedLine, kind: Diagnostic["kind"], detail: string) =>
 		out.diagnostics.push({ file, offset: line.offset, line: line.line, kind, detail });
 
 	for (const line of lines) {
 		if (state.rejected) break;
-		if (line.length > MAX_LINE_BYTES) {
-			diag(line, "oversized-line", `line of ${line.length} bytes exceeds ${MAX_LINE_BYTES} and was skipped`);
-			continue;
-		}
-		if (isBlankLine(line.bytes)) continue;
-		let value: unknown;
-		try {
-			value = JSON.parse(decodeLine(line.bytes));
-		} catch (err) {
-			diag(line, "malformed-json", err instanceof Error ? err.message.slice(0, 200) : "invalid JSON");
-			continue;
-		}
-		if (typeof value !== "object" || value === null || Array.isArray(value)) {
-			diag(line, "not-an-object", "a JSON value that is not an object");
-			continue;
-		}
-		const record = value as Record<string, unknown>;
+		const record = recordOf(line, diag);
+		if (record === null) continue;
 		if (!state.header) {
-			if (!state.started && record.type === "title" && line.line === 1) {
-				state.started = true;
-				state.slotTitle = typeof record.title === "string" ? record.title : null;
-				continue;
-			}
-			state.started = true;
-			const parsed = v.safeParse(HeaderSchema, record);
-			if (!parsed.success) {
-				state.rejected = `first record is not a pi session header (${v.summarize(parsed.issues).split("\n")[0]})`;
-				out.diagnostics.push({ file, offset: line.offset, line: line.line, kind: "missing-header", detail: state.rejected });
+			if (readHeaderSlot(state, record, line)) continue;
+			const rejected = readHeader(state, record);
+			if (rejected) {
+				diag(line, "missing-header", rejected);
 				break;
 			}
-			const h = parsed.output;
-			state.header = {
-				sessionId: h.id,
-				// A non-finite version (1e400) would not survive the saved parser state: treat it as current.
-				version: typeof h.version !== "number" || Number.isNaN(h.version) ? 1 : Number.isFinite(h.version) ? h.version : h.version > 0 ? 3 : 1,
-				cwd: h.cwd ?? null,
-				timestamp: h.timestamp ?? null,
-				parentSession: h.parentSession ?? h.branchedFrom ?? null,
-				title: state.slotTitle ?? h.title ?? null,
-			};
 			continue;
 		}
-		const seq = state.nextSeq;
 		const event = project(record, {
-			seq,
+			seq: state.nextSeq,
 			version: state.header.version,
 			previousEntryId: state.lastEntryId,
 			locator: { file, offset: line.offset, length: line.length, line: line.line, hash: hashBytes(line.bytes) },
 		});
-		if (batchIds.has(event.entryId) || idExists(event.entryId)) {
+		if (taken(event.entryId)) {
 			const original = event.entryId;
 			// The derived id must itself be free (a file may already hold an id like "a~dup1").
 			let derived: string;
 			do derived = `${original}~dup${++state.duplicateCount}`;
-			while (batchIds.has(derived) || idExists(derived));
+			while (taken(derived));
 			diag(line, "duplicate-id", `entry id ${JSON.stringify(original)} appears again; indexed as ${JSON.stringify(derived)}`);
 			event.entryId = derived;
 			event.idDerived = true;
@@ -146,4 +116,53 @@ export function parseLines<E extends ParsedEntry>(
 		out.events.push(event);
 	}
 	return out;
+}
+
+/** One line as a JSON object, or null (blank lines silently; anything else with a diagnostic). */
+function recordOf(line: FramedLine, diag: (line: FramedLine, kind: Diagnostic["kind"], detail: string) => void): Record<string, unknown> | null {
+	if (line.length > MAX_LINE_BYTES) {
+		diag(line, "oversized-line", `line of ${line.length} bytes exceeds ${MAX_LINE_BYTES} and was skipped`);
+		return null;
+	}
+	if (isBlankLine(line.bytes)) return null;
+	let value: unknown;
+	try {
+		value = JSON.parse(decodeLine(line.bytes));
+	} catch (err) {
+		diag(line, "malformed-json", err instanceof Error ? err.message.slice(0, 200) : "invalid JSON");
+		return null;
+	}
+	if (typeof value !== "object" || value === null || Array.isArray(value)) {
+		diag(line, "not-an-object", "a JSON value that is not an object");
+		return null;
+	}
+	return value as Record<string, unknown>;
+}
+
+/** oh-my-pi's title slot: a first line before the header. True when this record was it. */
+function readHeaderSlot(state: ParserState, record: Record<string, unknown>, line: FramedLine): boolean {
+	const slot = !state.started && record.type === "title" && line.line === 1;
+	state.started = true;
+	if (slot) state.slotTitle = typeof record.title === "string" ? record.title : null;
+	return slot;
+}
+
+/** Read the session header into the state; returns why the file is rejected, or null. */
+function readHeader(state: ParserState, record: Record<string, unknown>): string | null {
+	const parsed = v.safeParse(HeaderSchema, record);
+	if (!parsed.success) {
+		state.rejected = `first record is not a pi session header (${v.summarize(parsed.issues).split("\n")[0]})`;
+		return state.rejected;
+	}
+	const h = parsed.output;
+	state.header = {
+		sessionId: h.id,
+		// A non-finite version (1e400) would not survive the saved parser state: treat it as current.
+		version: typeof h.version !== "number" || Number.isNaN(h.version) ? 1 : Number.isFinite(h.version) ? h.version : h.version > 0 ? 3 : 1,
+		cwd: h.cwd ?? null,
+		timestamp: h.timestamp ?? null,
+		parentSession: h.parentSession ?? h.branchedFrom ?? null,
+		title: state.slotTitle ?? h.title ?? null,
+	};
+	return null;
 }

@@ -81,7 +81,7 @@ function appendFile(ctx: SyncContext, file: DiscoveredFile, row: FileRow): Outco
 	const added: ProjectedEvent[] = [];
 	let diagnostics = 0;
 	const read = readDurableLines(file.path, row.durable_end, row.next_line, (lines) => {
-		const out = parseLines(state, lines, file.path, (id) => writer.entryExists(sessionKey, id), projectEntry);
+		const out = parseLines(state, lines, { file: file.path, idExists: (id) => writer.entryExists(sessionKey, id), project: projectEntry });
 		writer.insertEvents(sessionKey, out.events, scope);
 		for (const e of out.events) {
 			added.push(e);
@@ -112,7 +112,7 @@ function rebuildFile(ctx: SyncContext, file: DiscoveredFile, row: FileRow | null
 	let provisionalFileKey = fileKey;
 	let scope: SessionScope | undefined;
 	const read = readDurableLines(file.path, 0, 1, (lines) => {
-		const out = parseLines(state, lines, file.path, (id) => ids.has(id), projectEntry);
+		const out = parseLines(state, lines, { file: file.path, idExists: (id) => ids.has(id), project: projectEntry });
 		diagnosticCount += out.diagnostics.length;
 		for (const d of out.diagnostics) if (diagnostics.length < 1000) diagnostics.push(d);
 		if (out.events.length === 0) return;

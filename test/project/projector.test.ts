@@ -22,7 +22,7 @@ function parseFile(path: string) {
 	const buf = readFileSync(path);
 	const state = initialParserState();
 	const { lines } = frameLines(buf, 0, 1);
-	const out = parseLines(state, lines, path, () => false, projectEntry);
+	const out = parseLines(state, lines, { file: path, idExists: () => false, project: projectEntry });
 	const raw = new Map<string, any>();
 	for (const e of out.events) {
 		const bytes = buf.subarray(e.locator.offset, e.locator.offset + e.locator.length);

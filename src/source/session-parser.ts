@@ -128,8 +128,10 @@ function recordOf(line: FramedLine, diag: (line: FramedLine, kind: Diagnostic["k
 	let value: unknown;
 	try {
 		value = JSON.parse(decodeLine(line.bytes));
-	} catch (err) {
-		diag(line, "malformed-json", err instanceof Error ? err.message.slice(0, 200) : "invalid JSON");
+	} catch {
+		// Never the parser's message: it quotes the text ("Unexpected identifier "root""), and a
+		// diagnostic must not print the content of a file that may not be a session at all.
+		diag(line, "malformed-json", `not valid JSON (a line of ${line.length} bytes)`);
 		return null;
 	}
 	if (typeof value !== "object" || value === null || Array.isArray(value)) {
@@ -151,7 +153,9 @@ function readHeaderSlot(state: ParserState, record: Record<string, unknown>, lin
 function readHeader(state: ParserState, record: Record<string, unknown>): string | null {
 	const parsed = v.safeParse(HeaderSchema, record);
 	if (!parsed.success) {
-		state.rejected = `first record is not a pi session header (${v.summarize(parsed.issues).split("\n")[0]})`;
+		// Which header fields are wrong, never their values (the file may not be a session).
+		const fields = [...new Set(parsed.issues.map((i) => v.getDotPath(i) ?? "record"))].join(", ");
+		state.rejected = `first record is not a pi session header (invalid or missing: ${fields})`;
 		return state.rejected;
 	}
 	const h = parsed.output;

@@ -541,3 +541,23 @@ describe("status and an unreadable directory whose sessions are kept", () => {
 		expect(search.json().freshness.missingFiles).toBe(0);
 	}, 60_000);
 });
+
+describe("diagnostics never quote the content of a file", () => {
+	test("a passwd copy and a JSON file that is not a session: kinds, lines and offsets, no words", async () => {
+		const layout = makeAgentLayout();
+		const passwd = ["root:x:0:0:root:/root:/bin/bash", "daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin", "secretuser:x:1000:1000:Secret User:/home/secretuser:/bin/bash"];
+		writeFileSync(join(layout.sessionsDir, "passwd.jsonl"), `${passwd.join("\n")}\n`);
+		writeFileSync(join(layout.sessionsDir, "notes.jsonl"), `${JSON.stringify({ type: "hunter2secret", id: "topsecretid", token: "sk-live-abc" })}\n`);
+		const words = ["root", "daemon", "secretuser", "nologin", "hunter2secret", "topsecretid", "sk-live-abc"];
+		const leaks = (text: string) => words.filter((w) => text.includes(w));
+		const json = await bin_(layout, ["index", "--json", "--verbose"]);
+		expect(json.exitCode).toBe(0);
+		const report = json.json();
+		expect(report.diagnostics.map((d: { kind: string }) => d.kind).sort()).toEqual(["malformed-json", "malformed-json", "malformed-json", "missing-header"]);
+		expect(leaks(JSON.stringify(report.diagnostics) + JSON.stringify(report.problems) + json.stderr)).toEqual([]);
+		const text = await bin_(layout, ["index", "--verbose"]);
+		expect(leaks(text.stdout + text.stderr)).toEqual([]);
+		const status = await bin_(layout, ["status", "--json"]);
+		expect(leaks(status.stdout + status.stderr)).toEqual([]);
+	}, 60_000);
+});

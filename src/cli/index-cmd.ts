@@ -9,6 +9,7 @@ import { terminalSafe } from "../present/terminal.ts";
 const args = {
 	...commonArgs,
 	verbose: { type: "boolean", description: "List every diagnostic (default: the first 10)" },
+	full: { type: "boolean", description: "Stat every session file now (default: new and removed files, recent sessions, a slice of older ones; every file at least every 10 minutes)" },
 } as const;
 
 export const indexCommand = defineCommand({
@@ -20,10 +21,12 @@ export const indexCommand = defineCommand({
 		const db = openIndex(settings.indexPath);
 		try {
 			const progress = progressReporter("indexing");
-			const report = syncIndex(db, { sourceDirs: settings.sourceDirs, onProgress: progress.update, debug });
+			const report = syncIndex(db, { sourceDirs: settings.sourceDirs, onProgress: progress.update, debug, check: { mode: a.full ? "full" : "auto" } });
 			progress.finish();
 			if (a.json) {
-				process.stdout.write(`${toJson({ index: settings.indexPath, ...report }, 2)}\n`);
+				const { diagnosticsByFile: _byFile, pendingPaths: _pending, check, ...rest } = report;
+				const lastFullCheckAt = check.lastFullCheckAt === null ? null : new Date(check.lastFullCheckAt).toISOString();
+				process.stdout.write(`${toJson({ index: settings.indexPath, ...rest, check: check.mode, lastFullCheckAt }, 2)}\n`);
 			} else {
 				process.stdout.write(renderReport(report, settings.indexPath));
 			}
@@ -47,6 +50,7 @@ function renderReport(r: SyncReport, indexPath: string): string {
 		`added: ${plural(r.eventsAdded, "event")}, ${plural(r.fragmentsAdded, "fragment")} from ${(r.bytesRead / 1e6).toFixed(1)} MB`,
 		`diagnostics: ${r.diagnosticCount}`,
 		`time: ${formatMs(r.durationMs)}${r.bytesRead > 1e6 ? ` (${mbps.toFixed(1)} MB/s)` : ""}`,
+		`checked: ${r.check.mode === "full" ? "every session file" : "new and removed files, recent sessions, a slice of older ones"}; every file last checked ${r.check.lastFullCheckAt === null ? "never" : new Date(r.check.lastFullCheckAt).toISOString()}`,
 	];
 	return `${terminalSafe(lines.join("\n"))}\n`;
 }

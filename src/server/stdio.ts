@@ -204,7 +204,7 @@ export class StdioServer {
 		const now = performance.now();
 		const callerGrew = callerFile !== null && this.grewSinceIndexed(callerFile);
 		if (!callerGrew && this.lastFreshness && now - this.lastSync < SYNC_INTERVAL_MS) return this.lastFreshness;
-		this.lastFreshness = observe(this.opts.db, this.opts.settings.sourceDirs, { sync: true, budgetMs: CALL_SYNC_BUDGET_MS, debug: this.opts.log });
+		this.lastFreshness = observe(this.opts.db, this.opts.settings.sourceDirs, { sync: true, budgetMs: CALL_SYNC_BUDGET_MS, debug: this.opts.log, callerFile });
 		this.lastSync = performance.now();
 		return this.lastFreshness;
 	}

@@ -25,6 +25,9 @@ interface DirObservation {
 	error?: string;
 	/** Device of the directory when it read fine: a different filesystem now (an unmount) is no proof of deletion. */
 	dev?: number;
+	ino?: number;
+	/** Modification time before the listing: a later create, remove or rename in it moves it. */
+	mtimeMs?: number;
 }
 
 export interface Discovery {
@@ -35,39 +38,57 @@ export interface Discovery {
 	unreadable: { path: string; sourceDir: string; error: string }[];
 }
 
+export function emptyDiscovery(): Discovery {
+	return { files: [], dirs: new Map(), unreadable: [] };
+}
+
+/** Every directory listed, every session file stat'ed. */
 export function discover(sourceDirs: readonly SourceDir[]): Discovery {
-	const result: Discovery = { files: [], dirs: new Map(), unreadable: [] };
+	const result = emptyDiscovery();
 	const seen = new Set<string>();
 	for (const root of sourceDirs) {
-		scanDir(root.path, root.path, 0, result, seen);
+		if (result.dirs.has(root.path)) continue;
+		for (const sub of listDir(root.path, root.path, true, result, seen)) {
+			if (!result.dirs.has(sub)) listDir(sub, root.path, false, result, seen);
+		}
 	}
 	// No sort here: the indexer orders only the files it has to read.
 	return result;
 }
 
-function scanDir(dir: string, sourceDir: string, depth: number, result: Discovery, seen: Set<string>): void {
-	if (result.dirs.has(dir)) return;
+/** Stat a directory (following a symlink) without listing it. */
+export function statDir(dir: string): DirObservation {
+	try {
+		const st = statSync(dir);
+		if (!st.isDirectory()) return { path: dir, ok: false, error: "ENOTDIR" };
+		return { path: dir, ok: true, dev: st.dev, ino: st.ino, mtimeMs: st.mtimeMs };
+	} catch (err) {
+		return { path: dir, ok: false, error: errno(err) };
+	}
+}
+
+/**
+ * List one directory: stat its `*.jsonl` files into `result` and record how it read. For a
+ * source root, returns its subdirectories (symlinks to directories included); below a root, none.
+ */
+export function listDir(dir: string, sourceDir: string, isRoot: boolean, result: Discovery, seen: Set<string>): string[] {
+	const before = statDir(dir);
 	let entries: Dirent[];
 	try {
+		if (!before.ok) throw Object.assign(new Error(before.error), { code: before.error });
 		entries = readdirSync(dir, { withFileTypes: true });
 	} catch (err) {
 		result.dirs.set(dir, { path: dir, ok: false, error: errno(err) });
-		return;
+		return [];
 	}
-	let dev: number | undefined;
-	try {
-		dev = statSync(dir).dev;
-	} catch {
-		dev = undefined;
-	}
-	result.dirs.set(dir, { path: dir, ok: true, dev });
+	result.dirs.set(dir, before);
 	const prefix = dir.endsWith("/") ? dir : `${dir}/`;
+	const subdirs: string[] = [];
 	for (const entry of entries) {
 		const name = entry.name;
-		const isJsonl = name.endsWith(".jsonl");
 		// Subdirectories are only followed from a source root; a plain directory needs no stat.
-		if (!isJsonl) {
-			if (depth === 0 && (entry.isDirectory() || entry.isSymbolicLink())) {
+		if (!name.endsWith(".jsonl")) {
+			if (isRoot && (entry.isDirectory() || entry.isSymbolicLink())) {
 				const full = prefix + name;
 				let isDir = entry.isDirectory();
 				if (!isDir) {
@@ -78,22 +99,29 @@ function scanDir(dir: string, sourceDir: string, depth: number, result: Discover
 						result.dirs.set(full, { path: full, ok: false, error: errno(err) });
 					}
 				}
-				if (isDir) scanDir(full, sourceDir, depth + 1, result, seen);
+				if (isDir) subdirs.push(full);
 			}
 			continue;
 		}
-		const full = prefix + name;
-		let st: ReturnType<typeof statSync>;
-		try {
-			st = statSync(full);
-		} catch (err) {
-			result.unreadable.push({ path: full, sourceDir, error: errno(err) });
-			continue;
-		}
-		if (!st?.isFile() || seen.has(full)) continue;
-		seen.add(full);
-		result.files.push({ path: full, sourceDir, dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs });
+		statFile(prefix + name, sourceDir, result, seen);
 	}
+	return subdirs;
+}
+
+/** Stat one session file into `result` (a file that cannot be stat'ed is kept and reported). Returns its errno on failure. */
+export function statFile(path: string, sourceDir: string, result: Discovery, seen: Set<string>): string | null {
+	let st: ReturnType<typeof statSync>;
+	try {
+		st = statSync(path);
+	} catch (err) {
+		const code = errno(err);
+		if (code !== "ENOENT") result.unreadable.push({ path, sourceDir, error: code });
+		return code;
+	}
+	if (!st?.isFile() || seen.has(path)) return null;
+	seen.add(path);
+	result.files.push({ path, sourceDir, dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs });
+	return null;
 }
 
 /** Whether a path exists (without following a final symlink), or the errno code that kept us from knowing. */

@@ -161,3 +161,15 @@ export function readLineAt(path: string, offset: number, length: number): Uint8A
 		closeSync(fd);
 	}
 }
+
+/** The first `bytes` bytes of a file (fewer when it is shorter). */
+export function readHead(path: string, bytes: number): Uint8Array {
+	const fd = openRegularFile(path);
+	try {
+		const buf = Buffer.allocUnsafe(bytes);
+		const got = readSync(fd, buf, 0, bytes, 0);
+		return buf.subarray(0, got);
+	} finally {
+		closeSync(fd);
+	}
+}

@@ -10,7 +10,7 @@ import { GAP_TOKEN } from "../project/text.ts";
 import { ddlFor, type FullTextVariant, fullTextVariantFor } from "./sqlite-compat.ts";
 
 /** Bump on any change to the DDL below or to what the projector stores. */
-export const SCHEMA_VERSION = 13;
+export const SCHEMA_VERSION = 14;
 
 export const SCHEMA_DDL = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -48,6 +48,16 @@ CREATE TABLE sessions (
 CREATE INDEX sessions_by_id ON sessions(session_id);
 CREATE INDEX sessions_by_parent ON sessions(parent_real);
 CREATE INDEX files_by_real_path ON files(real_path);
+-- Recently written sessions are found by their last seen mtime (sync/check.ts).
+CREATE INDEX files_by_mtime ON files(mtime_ms);
+-- Source directories whose listing matched the files table at listed_mtime (null: list again).
+CREATE TABLE dirs (
+  path TEXT PRIMARY KEY,
+  source_dir TEXT NOT NULL,
+  dev INTEGER NOT NULL, ino INTEGER NOT NULL,
+  listed_mtime REAL,
+  checked_at INTEGER NOT NULL
+);
 CREATE TABLE events (
   event_key INTEGER PRIMARY KEY,
   session_key INTEGER NOT NULL,

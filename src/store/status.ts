@@ -54,3 +54,9 @@ export function cwdOfIndexedFile(db: Database, path: string): string | null {
 	} | null;
 	return row?.cwd_real ?? null;
 }
+
+/** When every session file was last checked (sync/check.ts), or null. */
+export function lastFullCheck(db: Database): number | null {
+	const row = db.query("SELECT value FROM meta WHERE key = 'last_full_check'").get() as { value: string } | null;
+	return row ? (JSON.parse(row.value) as { at: number }).at : null;
+}

@@ -1,9 +1,67 @@
 /** Compare the sources with the index without writing anything (`status`, `--no-sync`). */
 import type { Database } from "bun:sqlite";
-import { discover, type SourceDir } from "../source/discover.ts";
+import { isAbsolute } from "node:path";
+import { frameLines } from "../source/jsonl.ts";
+import { type DirObservation, discover, type SourceDir } from "../source/discover.ts";
+import { canonicalPath } from "../source/paths.ts";
+import { readHead } from "../source/read.ts";
+import { initialParserState, parseLines } from "../source/session-parser.ts";
 import { IndexWriter } from "../store/write.ts";
+import { type CheckPolicy, checkSources } from "./check.ts";
 import { confirmedGone } from "./deletion.ts";
 import { knownFiles, unchangedSince } from "./observations.ts";
+
+export interface SourceComparison {
+	mode: "full" | "incremental";
+	/** Files new or changed since they were indexed. */
+	pending: string[];
+	/** Indexed files no longer listed. */
+	missing: string[];
+	/** Directories that could not be read (a missing one is not a problem). */
+	unreadable: DirObservation[];
+	lastFullCheckAt: number | null;
+}
+
+/** What a `--no-sync` answer says: the incremental check (check.ts), read only. */
+export function compareSources(db: Database, sourceDirs: readonly SourceDir[], policy: CheckPolicy): SourceComparison {
+	const check = checkSources(db, new IndexWriter(db), sourceDirs, policy, false);
+	const present = new Set(check.found.files.map((f) => f.path));
+	const unreadableFiles = new Set(check.found.unreadable.map((u) => u.path));
+	const roots = new Set(sourceDirs.map((d) => d.path));
+	const missing: string[] = [];
+	for (const row of check.known.values()) {
+		if (!roots.has(row.source_dir) || present.has(row.path) || unreadableFiles.has(row.path)) continue;
+		// As `status` and the sync: gone only when confirmed (an unreadable directory or an unmounted disk keeps it).
+		if (confirmedGone(row.path, row.dev, row.source_dir, check.found) === true) missing.push(row.path);
+	}
+	return {
+		mode: check.mode,
+		pending: check.found.files.filter((f) => !unchangedSince(check.known.get(f.path), f)).map((f) => f.path),
+		missing,
+		unreadable: [...check.found.dirs.values()].filter((d) => !d.ok && d.error !== "ENOENT"),
+		lastFullCheckAt: check.lastFullCheckAt,
+	};
+}
+
+/** The canonical cwd a session file's header records (null: none, relative, unreadable, not a session). */
+export function headerCwd(path: string): string | null {
+	let head: Uint8Array;
+	try {
+		head = readHead(path, 64 * 1024);
+	} catch {
+		return null;
+	}
+	const state = initialParserState();
+	// The header is the first record, or the second after an oh-my-pi title slot.
+	for (const line of frameLines(head, 0, 1).lines.slice(0, 2)) {
+		parseLines(state, [line], path, () => false, () => {
+			throw new Error("unreachable: no entry is read before the header");
+		});
+		if (state.header || state.rejected) break;
+	}
+	const cwd = state.header?.cwd ?? null;
+	return cwd && isAbsolute(cwd) ? canonicalPath(cwd) : null;
+}
 
 interface SourceFreshness {
 	dir: string;

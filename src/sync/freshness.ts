@@ -5,12 +5,12 @@
  * and directory names encode other workspaces' paths.
  */
 import type { Database } from "bun:sqlite";
-import type { Scope } from "../auth/scope.ts";
 import { Gate } from "../gate/gate.ts";
 import { PiEventsError } from "../errors.ts";
 import type { SourceDir } from "../source/discover.ts";
-import { lastSync } from "../store/status.ts";
-import { checkFreshness } from "./compare.ts";
+import { type Scope, sessionInScope } from "../auth/scope.ts";
+import { lastFullCheck, lastSync } from "../store/status.ts";
+import { compareSources, headerCwd } from "./compare.ts";
 import { syncIndex } from "./sync.ts";
 
 /** How long a query may spend syncing before it answers from what is indexed. */
@@ -21,40 +21,57 @@ export interface Freshness {
 	/** Whether a sync ran before this answer. */
 	synced: boolean;
 	syncMs: number;
-	/** Session files that changed since they were indexed and were not synced (budget or --no-sync). */
+	/** Session files of the caller's scope that changed since they were indexed and were not synced (budget or --no-sync). */
 	pendingFiles: number;
-	/** Indexed files no longer present (removed on the next sync). */
+	/** Indexed files of the caller's scope no longer present (removed on the next sync). */
 	missingFiles: number;
-	/** Diagnostics found by this sync (malformed lines and the like). */
+	/** Diagnostics this sync found in the caller's scope (malformed lines and the like). */
 	newDiagnostics: number;
 	/** Problems that may hide results (unreadable directories, files kept last-good). */
 	problems: string[];
 	lastSyncAt: string | null;
+	/**
+	 * What this answer looked at (sync/check.ts): "full", every session file; "incremental", the
+	 * directories (new and removed files), sessions written in the last 24 hours, the caller's own
+	 * session and, when syncing, a slice of older ones.
+	 */
+	check: "full" | "incremental";
+	/** When every session file was last checked: appends older than this are in the answer (or pending). */
+	lastFullCheckAt: string | null;
 }
 
 interface RefreshOptions {
 	sync: boolean;
 	budgetMs?: number;
-	/** The caller's scope: problems outside it are counted, not named. Null: show all. */
+	/** The caller's scope: counts and problems are cut to it. Null: everything. */
 	scope?: Scope | null;
+	/** The caller's own session file, checked on every call (default: the scope's current session file). */
+	callerFile?: string | null;
 	debug?: (line: string) => void;
 }
 
-/** Freshness before scoping: every problem, with the path it concerns. */
+/** Freshness before scoping: totals, and the paths each count and problem concerns. */
 export interface RawFreshness extends Freshness {
 	problemPaths: string[];
+	pendingPaths: string[];
+	missingPaths: string[];
+	diagnosticsByFile: Map<string, number>;
 }
 
 export function refresh(db: Database, sourceDirs: readonly SourceDir[], options: RefreshOptions): Freshness {
-	return forScope(db, observe(db, sourceDirs, options), sourceDirs, options.scope ?? null);
+	const callerFile = options.callerFile ?? options.scope?.current?.sessionFile ?? null;
+	return forScope(db, observe(db, sourceDirs, { ...options, callerFile }), sourceDirs, options.scope ?? null);
 }
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** Sync (bounded) or compare, for any caller; `forScope` then cuts it to one caller's view. */
 export function observe(db: Database, sourceDirs: readonly SourceDir[], options: RefreshOptions): RawFreshness {
+	const check = { callerFile: options.callerFile ?? null };
 	if (options.sync) {
 		let report: ReturnType<typeof syncIndex>;
 		try {
-			report = syncIndex(db, { sourceDirs, budgetMs: options.budgetMs ?? QUERY_SYNC_BUDGET_MS, debug: options.debug });
+			report = syncIndex(db, { sourceDirs, budgetMs: options.budgetMs ?? QUERY_SYNC_BUDGET_MS, debug: options.debug, check });
 		} catch (err) {
 			// The index could not be updated (full disk, I/O): answer from what it holds, and say so.
 			if (!(err instanceof PiEventsError)) throw err;
@@ -68,6 +85,11 @@ export function observe(db: Database, sourceDirs: readonly SourceDir[], options:
 				problems: [err.message],
 				problemPaths: [""],
 				lastSyncAt: last ? new Date(last.at).toISOString() : null,
+				check: "incremental",
+				lastFullCheckAt: iso(lastFullCheck(db)),
+				pendingPaths: [],
+				missingPaths: [],
+				diagnosticsByFile: new Map(),
 			};
 		}
 		return {
@@ -79,27 +101,54 @@ export function observe(db: Database, sourceDirs: readonly SourceDir[], options:
 			problems: report.problems,
 			problemPaths: report.problemPaths,
 			lastSyncAt: new Date().toISOString(),
+			check: report.check.mode,
+			lastFullCheckAt: iso(report.check.lastFullCheckAt),
+			pendingPaths: report.pendingPaths,
+			missingPaths: [],
+			diagnosticsByFile: report.diagnosticsByFile,
 		};
 	}
 	const started = performance.now();
-	const sources = checkFreshness(db, sourceDirs);
-	const unreadable = sources.filter((s) => !s.readable && s.error !== "ENOENT");
+	const looked = compareSources(db, sourceDirs, check);
 	const last = lastSync(db);
 	return {
 		synced: false,
 		syncMs: Math.round((performance.now() - started) * 10) / 10,
-		pendingFiles: sources.reduce((n, s) => n + s.changed, 0),
-		missingFiles: sources.reduce((n, s) => n + s.missing, 0),
+		pendingFiles: looked.pending.length,
+		missingFiles: looked.missing.length,
 		newDiagnostics: 0,
-		problems: unreadable.map((s) => `cannot read ${s.dir}: ${s.error}`),
-		problemPaths: unreadable.map((s) => s.dir),
+		problems: looked.unreadable.map((d) => `cannot read ${d.path}: ${d.error}`),
+		problemPaths: looked.unreadable.map((d) => d.path),
 		lastSyncAt: last ? new Date(last.at).toISOString() : null,
+		check: looked.mode,
+		lastFullCheckAt: iso(looked.lastFullCheckAt),
+		pendingPaths: looked.pending,
+		missingPaths: looked.missing,
+		diagnosticsByFile: new Map(),
 	};
 }
 
+/**
+ * The caller's view: counts of pending, missing and diagnosed files only within its scope (a
+ * session file counts when its session's cwd is in scope: indexed files by their indexed cwd,
+ * files not indexed yet by their header), and problems named only within it.
+ */
 export function forScope(db: Database, raw: RawFreshness, sourceDirs: readonly SourceDir[], scope: Scope | null): Freshness {
-	const { problemPaths, ...freshness } = raw;
-	return { ...freshness, problems: visibleProblems(db, raw.problems, problemPaths, sourceDirs, scope) };
+	const { problemPaths, pendingPaths, missingPaths, diagnosticsByFile, ...freshness } = raw;
+	const problems = visibleProblems(db, raw.problems, problemPaths, sourceDirs, scope);
+	if (scope === null || scope.roots === null) return { ...freshness, problems };
+	const gate = new Gate(db, scope);
+	// An indexed file by its indexed session (the gate), else by the cwd its header records now.
+	const inScope = (path: string) => gate.fileInRoots(path) || sessionInScope(scope, headerCwd(path));
+	let newDiagnostics = 0;
+	for (const [path, n] of diagnosticsByFile) if (inScope(path)) newDiagnostics += n;
+	return {
+		...freshness,
+		pendingFiles: pendingPaths.filter(inScope).length,
+		missingFiles: missingPaths.filter(inScope).length,
+		newDiagnostics,
+		problems,
+	};
 }
 
 function visibleProblems(db: Database, problems: string[], paths: string[], sourceDirs: readonly SourceDir[], scope: Scope | null): string[] {

@@ -28,6 +28,12 @@ export interface SyncReport {
 	problemPaths: string[];
 	durationMs: number;
 	complete: boolean;
+	/** How the sources were looked at (sync/check.ts): every file, or what can have changed; when every file was last checked (ms). */
+	check: { mode: "full" | "incremental"; lastFullCheckAt: number | null };
+	/** Diagnostics per session file (all counted), so an answer can count only its own scope's. */
+	diagnosticsByFile: Map<string, number>;
+	/** The changed files left for later (budget): their paths, so an answer can count only its own scope's. */
+	pendingPaths: string[];
 }
 
 export function emptyReport(): SyncReport {
@@ -42,6 +48,9 @@ export function emptyReport(): SyncReport {
 		problemPaths: [],
 		durationMs: 0,
 		complete: true,
+		check: { mode: "full", lastFullCheckAt: null },
+		diagnosticsByFile: new Map(),
+		pendingPaths: [],
 	};
 }
 
@@ -54,6 +63,8 @@ export function addProblem(report: SyncReport, path: string, message: string): v
 export function diagnosticSink(report: SyncReport, max: number): (list: Diagnostic[], count?: number) => void {
 	return (list, count = list.length) => {
 		report.diagnosticCount += count;
+		const file = list[0]?.file;
+		if (file !== undefined && count > 0) report.diagnosticsByFile.set(file, (report.diagnosticsByFile.get(file) ?? 0) + count);
 		for (const d of list) if (report.diagnostics.length < max) report.diagnostics.push(d);
 	};
 }

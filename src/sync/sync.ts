@@ -11,11 +11,12 @@
 import type { Database } from "bun:sqlite";
 import { basename } from "node:path";
 import { PiEventsError } from "../errors.ts";
-import { discover, type SourceDir } from "../source/discover.ts";
+import type { SourceDir } from "../source/discover.ts";
 import { describeDbError, isDatabaseError } from "../store/db.ts";
 import { IndexWriter } from "../store/write.ts";
+import { type CheckPolicy, checkSources, recordCheck } from "./check.ts";
 import { removeVanished } from "./deletion.ts";
-import { forgetKnown, knownFiles, refreshKnown, unchangedSince } from "./observations.ts";
+import { forgetKnown, refreshKnown, unchangedSince } from "./observations.ts";
 import { addProblem, diagnosticSink, emptyReport, type SyncReport } from "./report.ts";
 import { scrub } from "./scrub.ts";
 import { type SyncContext, syncFile } from "./sync-file.ts";
@@ -31,6 +32,8 @@ interface SyncOptions {
 	maxDiagnostics?: number;
 	/** Where unexpected errors are described in full (the report itself stays free of internals). */
 	debug?: (line: string) => void;
+	/** Which files to look at (check.ts): incremental by default, full when asked or when the last full check is old. */
+	check?: CheckPolicy;
 }
 
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -52,13 +55,14 @@ export function syncIndex(db: Database, options: SyncOptions): SyncReport {
 	const report = emptyReport();
 	const ctx: SyncContext = { db, writer, report, addDiagnostics: diagnosticSink(report, options.maxDiagnostics ?? 200), debug: options.debug };
 
-	const found = discover(options.sourceDirs);
+	const check = checkSources(db, writer, options.sourceDirs, options.check ?? {}, true);
+	const { found, known } = check;
+	report.check = { mode: check.mode, lastFullCheckAt: check.lastFullCheckAt };
 	for (const dir of found.dirs.values()) {
 		if (!dir.ok && dir.error !== "ENOENT") addProblem(report, dir.path, `cannot read directory ${dir.path}: ${dir.error}`);
 	}
 	for (const u of found.unreadable) addProblem(report, u.path, `cannot stat ${u.path}: ${u.error} (its index is kept)`);
 
-	const known = knownFiles(db, writer);
 	const changed = found.files.filter((f) => !unchangedSince(known.get(f.path), f));
 	report.sessions.unchanged = found.files.length - changed.length;
 	// pi names files <ISO timestamp>_<id>.jsonl: indexing in name order gives new sessions keys
@@ -74,6 +78,7 @@ export function syncIndex(db: Database, options: SyncOptions): SyncReport {
 		for (const file of changed) {
 			if (options.budgetMs !== undefined && performance.now() - started > options.budgetMs) {
 				report.sessions.pending = total - done;
+				report.pendingPaths = changed.slice(done).map((f) => f.path);
 				report.complete = false;
 				break;
 			}
@@ -105,8 +110,12 @@ export function syncIndex(db: Database, options: SyncOptions): SyncReport {
 			report.sessions.removed > 0,
 		);
 		scrub(writer, report, options.budgetMs === undefined);
-		report.durationMs = performance.now() - started;
-		writer.setMeta("last_sync", { at: Date.now(), durationMs: Math.round(report.durationMs), complete: report.complete });
+		db.transaction(() => {
+			// Only a finished sync settles what it looked at: pending files are looked at again.
+			if (report.complete) report.check.lastFullCheckAt = recordCheck(db, writer, check, report.problemPaths);
+			report.durationMs = performance.now() - started;
+			writer.setMeta("last_sync", { at: Date.now(), durationMs: Math.round(report.durationMs), complete: report.complete });
+		}).immediate();
 	} catch (err) {
 		forgetKnown(db);
 		throw asIndexError(err);

@@ -187,8 +187,10 @@ type Row = Record<string, unknown>;
 
 /** Columns that record when or on which inode something was observed, not what was indexed. */
 export const VOLATILE_COLUMNS = new Set(["indexed_at", "synced_at", "updated_at", "mtime_ms", "mtime", "dev", "ino"]);
-/** meta keys that record when a sync ran. */
-export const VOLATILE_META_KEYS = new Set(["last_sync"]);
+/** meta keys that record when a sync ran or how far the freshness check got (sync/check.ts). */
+export const VOLATILE_META_KEYS = new Set(["last_sync", "last_full_check", "idle_cursor"]);
+/** Tables of observations (which directories listed at which mtime), not of indexed content. */
+export const VOLATILE_TABLES = new Set(["dirs"]);
 
 /** Row-id keys and the natural identity that replaces them. */
 const KEY_COLUMNS = ["file_key", "session_key", "event_key", "frag_key"] as const;
@@ -249,7 +251,7 @@ export function dumpIndex(db: Database, opts: DumpOptions = {}): Record<string, 
 
 	const out: Record<string, unknown[]> = {};
 	for (const { name } of tables) {
-		if (shadow.has(name)) continue;
+		if (shadow.has(name) || VOLATILE_TABLES.has(name)) continue;
 		if (fts5.includes(name)) {
 			const rowids = (db.query(`SELECT rowid FROM "${name}"`).all() as { rowid: number }[]).map((r) => r.rowid);
 			out[name] = sortRows(rowids.map((id) => identity.frag_key.get(id) ?? "orphan"));

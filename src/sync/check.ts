@@ -1,0 +1,246 @@
+/**
+ * Which session files a sync (or a `--no-sync` answer) looks at, at a cost that grows with what
+ * changed, not with history.
+ *
+ * - A full check lists every directory and stats every file: O(history). `index --full` runs
+ *   one; so does any sync when the last full check is older than FULL_CHECK_EVERY_MS.
+ * - Otherwise the check is incremental:
+ *   - every directory is stat'ed, and listed only when its mtime moved since its listing last
+ *     matched the index (creating, removing or renaming a file moves it; pi writes one directory
+ *     per cwd, so a new session or a new workspace is always seen);
+ *   - files written in the last HOT_WINDOW_MS (by their last seen mtime) and the caller's own
+ *     session file are stat'ed every time (an append moves no directory mtime);
+ *   - a slice of IDLE_SLICE other files, in key order, continues where the last sync stopped;
+ *     when the slices come round, every file has been checked since the round began.
+ * So an append to a session idle for longer than HOT_WINDOW_MS is seen within FULL_CHECK_EVERY_MS
+ * at the latest, and usually sooner. A directory listed within RACY_MS of its last change is never
+ * trusted (its mtime could move again within the same clock tick).
+ */
+import type { Database } from "bun:sqlite";
+import { dirname } from "node:path";
+import { type Discovery, discover, emptyDiscovery, listDir, type SourceDir, statDir, statFile } from "../source/discover.ts";
+import { CheckStore, type DirRow } from "../store/checks.ts";
+import type { FileObservation, IndexWriter } from "../store/write.ts";
+import { knownFiles } from "./observations.ts";
+
+/** Files whose last seen mtime is this recent are stat'ed on every check. */
+export const HOT_WINDOW_MS = 24 * 60 * 60 * 1000;
+/** Older files stat'ed per syncing check, continuing in key order. */
+export const IDLE_SLICE = 500;
+/** A sync runs a full check when the last one is older than this: the bound for appends to idle sessions. */
+export const FULL_CHECK_EVERY_MS = 10 * 60 * 1000;
+/** A directory changed this shortly before it was listed is listed again next time. */
+const RACY_MS = 2000;
+
+export interface CheckPolicy {
+	/** "auto" (default): incremental unless the last full check is too old; "full": every file now. */
+	mode?: "auto" | "full";
+	/** The caller's own session file: stat'ed on every check. */
+	callerFile?: string | null;
+	hotWindowMs?: number;
+	idleSlice?: number;
+	fullEveryMs?: number;
+}
+
+export interface ListedDir {
+	path: string;
+	sourceDir: string;
+	/** The directory's stat taken before it was listed. */
+	dev: number;
+	ino: number;
+	mtimeMs: number;
+	/** For a source root: every subdirectory its listing held. */
+	subdirs: string[] | null;
+}
+
+export interface SourceCheck {
+	mode: "full" | "incremental";
+	found: Discovery;
+	/** The index rows this check covers, by path: only these can be found changed or gone. */
+	known: Map<string, FileObservation>;
+	listed: ListedDir[];
+	/** Wall-clock time before the first directory was read. */
+	startedAt: number;
+	/** The idle slice looked at, and where the next one starts (0 when this one reached the end). */
+	slice: { next: number; wrapped: boolean; roundStartedAt: number } | null;
+	/** When every file was last checked (a full check, or a completed round of slices). */
+	lastFullCheckAt: number | null;
+	/** The directory records this check started from (only changes are written back). */
+	recorded: Map<string, DirRow>;
+	cursor: IdleCursor | null;
+}
+
+interface IdleCursor {
+	next: number;
+	roundStartedAt: number;
+}
+
+/**
+ * Look at the sources. `syncing`: the result is synced and recorded afterwards (recordCheck),
+ * so the idle slice advances and a stale full check is repeated; a read-only look (`--no-sync`)
+ * checks directories, recent files and the caller's file only, and records nothing.
+ */
+export function checkSources(db: Database, writer: IndexWriter, sourceDirs: readonly SourceDir[], policy: CheckPolicy, syncing: boolean): SourceCheck {
+	const startedAt = Date.now();
+	const lastFull = (writer.getMeta("last_full_check") as { at: number } | null)?.at ?? null;
+	const stale = lastFull === null || startedAt - lastFull > (policy.fullEveryMs ?? FULL_CHECK_EVERY_MS);
+	const store = new CheckStore(db);
+	const roots = new Set(sourceDirs.map((d) => d.path));
+	const recorded = new Map(store.dirsOf([...roots]).map((r) => [r.path, r]));
+	const cursor = syncing ? ((writer.getMeta("idle_cursor") as IdleCursor | null) ?? null) : null;
+	if (policy.mode === "full" || (stale && (syncing || lastFull === null))) {
+		const found = discover(sourceDirs);
+		const known = knownFiles(db, writer);
+		return { mode: "full", found, known, listed: listedOf(found, sourceDirs), startedAt, slice: null, lastFullCheckAt: lastFull, recorded, cursor };
+	}
+
+	const found = emptyDiscovery();
+	const seen = new Set<string>();
+	const known = new Map<string, FileObservation>();
+	const listed: ListedDir[] = [];
+	const cover = (rows: FileObservation[]) => {
+		for (const r of rows) known.set(r.path, r);
+	};
+	const trusted = (dir: string): boolean => {
+		const obs = statDir(dir);
+		const row = recorded.get(dir);
+		if (!obs.ok || !row || row.listed_mtime === null || row.dev !== obs.dev || row.ino !== obs.ino || row.listed_mtime !== obs.mtimeMs) return false;
+		found.dirs.set(dir, obs);
+		return true;
+	};
+	const list = (dir: string, sourceDir: string, isRoot: boolean): string[] => {
+		const subdirs = listDir(dir, sourceDir, isRoot, found, seen);
+		const obs = found.dirs.get(dir)!;
+		if (obs.ok) {
+			// Its indexed files are the candidates for removal; an unreadable directory keeps them (deletion.ts says why).
+			cover(store.rowsInDir(dir));
+			listed.push({ path: dir, sourceDir, dev: obs.dev!, ino: obs.ino!, mtimeMs: obs.mtimeMs!, subdirs: isRoot ? subdirs : null });
+		} else {
+			cover(store.rowsUnder(dir));
+		}
+		return subdirs;
+	};
+	const recordedSubdirs = (root: string) => [...recorded.values()].filter((r) => r.source_dir === root && r.path !== root).map((r) => r.path);
+
+	for (const { path: root } of sourceDirs) {
+		if (found.dirs.has(root)) continue;
+		const rootTrusted = trusted(root);
+		let subdirs = rootTrusted ? recordedSubdirs(root) : list(root, root, true);
+		if (!found.dirs.get(root)!.ok) continue;
+		if (!rootTrusted) {
+			// Subdirectories gone from the listing: their files are candidates for removal.
+			const now = new Set(subdirs);
+			for (const sub of recordedSubdirs(root)) if (!now.has(sub)) cover(store.rowsUnder(sub));
+		}
+		const failed = (sub: string) => !found.dirs.get(sub)?.ok;
+		const visit = (subs: string[]) => {
+			for (const sub of subs) {
+				if (found.dirs.has(sub)) continue;
+				if (!trusted(sub)) list(sub, root, false);
+			}
+		};
+		visit(subdirs);
+		if (rootTrusted && subdirs.some(failed)) {
+			// A subdirectory vanished or broke while its root looks unchanged (a change within one
+			// mtime tick): list the root after all.
+			subdirs = list(root, root, true);
+			visit(subdirs);
+		}
+	}
+
+	// Files no listing covered: the recent ones, the caller's, and the idle slice.
+	const extra = new Map<string, FileObservation>();
+	for (const r of store.recentRows(startedAt - (policy.hotWindowMs ?? HOT_WINDOW_MS))) extra.set(r.path, r);
+	if (policy.callerFile) {
+		const own = store.rowOf(policy.callerFile);
+		if (own) extra.set(own.path, own);
+	}
+	let slice: SourceCheck["slice"] = null;
+	const sliceSize = policy.idleSlice ?? IDLE_SLICE;
+	if (syncing && sliceSize > 0) {
+		const from = cursor ?? { next: 0, roundStartedAt: startedAt };
+		// One row more than the slice says whether this slice reaches the end of the round.
+		const rows = store.sliceRows(from.next, sliceSize + 1);
+		const wrapped = rows.length <= sliceSize;
+		for (const r of rows.slice(0, sliceSize)) extra.set(r.path, r);
+		slice = { next: wrapped ? 0 : rows[sliceSize]!.file_key, wrapped, roundStartedAt: from.roundStartedAt };
+	}
+	const listedPaths = new Set(listed.map((l) => l.path));
+	for (const row of extra.values()) {
+		if (!roots.has(row.source_dir) || known.has(row.path)) continue;
+		const dir = dirname(row.path);
+		if (listedPaths.has(dir) || found.dirs.get(dir)?.ok === false) continue;
+		known.set(row.path, row);
+		if (statFile(row.path, row.source_dir, found, seen) === "ENOENT" && !listedPaths.has(dir)) {
+			// Gone although its directory looked unchanged: list the directory, which decides.
+			list(dir, row.source_dir, dir === row.source_dir);
+			listedPaths.add(dir);
+		}
+	}
+	return { mode: "incremental", found, known, listed, startedAt, slice, lastFullCheckAt: lastFull, recorded, cursor };
+}
+
+/** Every directory a full discovery read fine, with each root's subdirectories. */
+function listedOf(found: Discovery, sourceDirs: readonly SourceDir[]): ListedDir[] {
+	const roots = new Set(sourceDirs.map((d) => d.path));
+	const out: ListedDir[] = [];
+	for (const obs of found.dirs.values()) {
+		if (!obs.ok) continue;
+		const isRoot = roots.has(obs.path);
+		const sourceDir = isRoot ? obs.path : dirname(obs.path);
+		const subdirs = isRoot ? [...found.dirs.keys()].filter((p) => p !== obs.path && dirname(p) === obs.path) : null;
+		out.push({ path: obs.path, sourceDir, dev: obs.dev!, ino: obs.ino!, mtimeMs: obs.mtimeMs!, subdirs });
+	}
+	return out;
+}
+
+/**
+ * After a sync that finished (nothing left pending): remember each listed directory whose files
+ * all match the index now, at the mtime it had before its listing, and move the idle cursor.
+ * `problemPaths`: files and directories the sync could not settle (kept last-good, unreadable).
+ */
+export function recordCheck(db: Database, writer: IndexWriter, check: SourceCheck, problemPaths: readonly string[]): number | null {
+	const store = new CheckStore(db);
+	const unsettled = new Set<string>();
+	for (const p of problemPaths) {
+		unsettled.add(p);
+		unsettled.add(dirname(p));
+	}
+	const listedPaths = new Set(check.listed.map((l) => l.path));
+	for (const l of check.listed) {
+		const subdirsOk = l.subdirs === null || l.subdirs.every((s) => check.found.dirs.get(s)?.ok);
+		const settled = !unsettled.has(l.path) && subdirsOk && l.mtimeMs < check.startedAt - RACY_MS;
+		const row: DirRow = { path: l.path, source_dir: l.sourceDir, dev: l.dev, ino: l.ino, listed_mtime: settled ? l.mtimeMs : null, checked_at: check.startedAt };
+		if (!sameDir(check.recorded.get(l.path), row)) store.upsertDir(row);
+		if (l.subdirs) {
+			const subdirs = new Set(l.subdirs);
+			for (const old of check.recorded.values()) {
+				if (old.source_dir === l.sourceDir && old.path !== l.sourceDir && !subdirs.has(old.path)) store.deleteDir(old.path);
+			}
+			for (const sub of l.subdirs) {
+				// A subdirectory not listed now (unreadable) is still remembered, to be tried again.
+				if (!listedPaths.has(sub) && !check.found.dirs.get(sub)?.ok && !check.recorded.has(sub)) {
+					store.upsertDir({ path: sub, source_dir: l.sourceDir, dev: 0, ino: 0, listed_mtime: null, checked_at: check.startedAt });
+				}
+			}
+		}
+	}
+	let lastFull = check.lastFullCheckAt;
+	let cursor = check.cursor;
+	if (check.mode === "full") {
+		lastFull = check.startedAt;
+		cursor = { next: 0, roundStartedAt: check.startedAt };
+	} else if (check.slice?.wrapped) {
+		lastFull = Math.max(lastFull ?? 0, check.slice.roundStartedAt);
+		cursor = { next: 0, roundStartedAt: check.startedAt };
+	} else if (check.slice) {
+		cursor = { next: check.slice.next, roundStartedAt: check.slice.roundStartedAt };
+	}
+	if (cursor && (cursor.next !== check.cursor?.next || cursor.roundStartedAt !== check.cursor?.roundStartedAt)) writer.setMeta("idle_cursor", cursor);
+	if (lastFull !== null && lastFull !== check.lastFullCheckAt) writer.setMeta("last_full_check", { at: lastFull });
+	return lastFull;
+}
+
+function sameDir(a: DirRow | undefined, b: DirRow): boolean {
+	return !!a && a.source_dir === b.source_dir && a.dev === b.dev && a.ino === b.ino && a.listed_mtime === b.listed_mtime;
+}

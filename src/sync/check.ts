@@ -206,10 +206,23 @@ export function recordCheck(db: Database, writer: IndexWriter, check: SourceChec
 		unsettled.add(p);
 		unsettled.add(dirname(p));
 	}
+	// Only directories holding session files are remembered: a directory's name encodes a cwd, and
+	// nothing of a deleted session may outlive it in the index. A root with an empty (or unreadable)
+	// subdirectory is therefore never settled: it is listed again every time.
+	const holding = new Set(check.found.files.map((f) => dirname(f.path)));
 	const listedPaths = new Set(check.listed.map((l) => l.path));
+	const kept = (sub: string) => (listedPaths.has(sub) ? holding.has(sub) : check.found.dirs.get(sub)?.ok === true && check.recorded.has(sub));
+	const unsettleRoots = new Set<string>();
 	for (const l of check.listed) {
-		const subdirsOk = l.subdirs === null || l.subdirs.every((s) => check.found.dirs.get(s)?.ok);
-		const settled = !unsettled.has(l.path) && subdirsOk && l.mtimeMs < check.startedAt - RACY_MS;
+		if (l.subdirs === null && !holding.has(l.path)) {
+			if (check.recorded.has(l.path)) {
+				store.deleteDir(l.path);
+				unsettleRoots.add(l.sourceDir);
+			}
+			continue;
+		}
+		const subdirsKept = l.subdirs === null || l.subdirs.every(kept);
+		const settled = !unsettled.has(l.path) && subdirsKept && l.mtimeMs < check.startedAt - RACY_MS;
 		const row: DirRow = { path: l.path, source_dir: l.sourceDir, dev: l.dev, ino: l.ino, listed_mtime: settled ? l.mtimeMs : null, checked_at: check.startedAt };
 		if (!sameDir(check.recorded.get(l.path), row)) store.upsertDir(row);
 		if (l.subdirs) {
@@ -217,13 +230,11 @@ export function recordCheck(db: Database, writer: IndexWriter, check: SourceChec
 			for (const old of check.recorded.values()) {
 				if (old.source_dir === l.sourceDir && old.path !== l.sourceDir && !subdirs.has(old.path)) store.deleteDir(old.path);
 			}
-			for (const sub of l.subdirs) {
-				// A subdirectory not listed now (unreadable) is still remembered, to be tried again.
-				if (!listedPaths.has(sub) && !check.found.dirs.get(sub)?.ok && !check.recorded.has(sub)) {
-					store.upsertDir({ path: sub, source_dir: l.sourceDir, dev: 0, ino: 0, listed_mtime: null, checked_at: check.startedAt });
-				}
-			}
 		}
+	}
+	for (const root of unsettleRoots) {
+		const row = check.recorded.get(root);
+		if (row && !listedPaths.has(root)) store.upsertDir({ ...row, listed_mtime: null, checked_at: check.startedAt });
 	}
 	let lastFull = check.lastFullCheckAt;
 	let cursor = check.cursor;

@@ -109,13 +109,12 @@ export function syncIndex(db: Database, options: SyncOptions): SyncReport {
 			changed.map((f) => f.path),
 			report.sessions.removed > 0,
 		);
+		// Only a finished sync settles what it looked at: pending files are looked at again. Before
+		// the scrub, whose checkpoint then folds these writes (a removed directory's row) in too.
+		if (report.complete) db.transaction(() => (report.check.lastFullCheckAt = recordCheck(db, writer, check, report.problemPaths))).immediate();
 		scrub(writer, report, options.budgetMs === undefined);
-		db.transaction(() => {
-			// Only a finished sync settles what it looked at: pending files are looked at again.
-			if (report.complete) report.check.lastFullCheckAt = recordCheck(db, writer, check, report.problemPaths);
-			report.durationMs = performance.now() - started;
-			writer.setMeta("last_sync", { at: Date.now(), durationMs: Math.round(report.durationMs), complete: report.complete });
-		}).immediate();
+		report.durationMs = performance.now() - started;
+		writer.setMeta("last_sync", { at: Date.now(), durationMs: Math.round(report.durationMs), complete: report.complete });
 	} catch (err) {
 		forgetKnown(db);
 		throw asIndexError(err);

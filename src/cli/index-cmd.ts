@@ -9,7 +9,10 @@ import { terminalSafe } from "../present/terminal.ts";
 const args = {
 	...commonArgs,
 	verbose: { type: "boolean", description: "List every diagnostic (default: the first 10)" },
-	full: { type: "boolean", description: "Stat every session file now (default: new and removed files, recent sessions, a slice of older ones; every file at least every 10 minutes)" },
+	full: {
+		type: "boolean",
+		description: "Stat every session file now (default: new and removed files, recent sessions, a slice of older ones; every file at least every 10 minutes)",
+	},
 } as const;
 
 export const indexCommand = defineCommand({

@@ -18,7 +18,7 @@ export interface DiscoveredFile extends FileStat {
 	sourceDir: string;
 }
 
-interface DirObservation {
+export interface DirObservation {
 	path: string;
 	ok: boolean;
 	/** errno code when the directory could not be read (ENOENT, EACCES, EIO...). */

@@ -223,7 +223,14 @@ export function recordCheck(db: Database, writer: IndexWriter, check: SourceChec
 		}
 		const subdirsKept = l.subdirs === null || l.subdirs.every(kept);
 		const settled = !unsettled.has(l.path) && subdirsKept && l.mtimeMs < check.startedAt - RACY_MS;
-		const row: DirRow = { path: l.path, source_dir: l.sourceDir, dev: l.dev, ino: l.ino, listed_mtime: settled ? l.mtimeMs : null, checked_at: check.startedAt };
+		const row: DirRow = {
+			path: l.path,
+			source_dir: l.sourceDir,
+			dev: l.dev,
+			ino: l.ino,
+			listed_mtime: settled ? l.mtimeMs : null,
+			checked_at: check.startedAt,
+		};
 		if (!sameDir(check.recorded.get(l.path), row)) store.upsertDir(row);
 		if (l.subdirs) {
 			const subdirs = new Set(l.subdirs);

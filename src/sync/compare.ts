@@ -54,8 +54,12 @@ export function headerCwd(path: string): string | null {
 	const state = initialParserState();
 	// The header is the first record, or the second after an oh-my-pi title slot.
 	for (const line of frameLines(head, 0, 1).lines.slice(0, 2)) {
-		parseLines(state, [line], path, () => false, () => {
-			throw new Error("unreachable: no entry is read before the header");
+		parseLines(state, [line], {
+			file: path,
+			idExists: () => false,
+			project: () => {
+				throw new Error("unreachable: no entry is read before the header");
+			},
 		});
 		if (state.header || state.rejected) break;
 	}

@@ -248,7 +248,10 @@ describe("the compiled binary", () => {
 		// --no-sync: the caller's file was looked at and is reported pending, not silently fresh.
 		expect(asCaller.freshness).toMatchObject({ synced: false, pendingFiles: 1, check: "incremental" });
 		// A read-only look that is not told whose session it is does not stat idle files (the next sync's slice or full check will).
-		expect(run(layout, ["search", "--all", "--json", "--no-sync", "callerappendword"]).json().freshness).toMatchObject({ pendingFiles: 0, check: "incremental" });
+		expect(run(layout, ["search", "--all", "--json", "--no-sync", "callerappendword"]).json().freshness).toMatchObject({
+			pendingFiles: 0,
+			check: "incremental",
+		});
 		run(layout, ["search", "--all", "--json", "anything"], { PI_SESSION_FILE: paths[0]! });
 		const after = run(layout, ["search", "--all", "--json", "--no-sync", "callerappendword"]).json();
 		expect(after.hits.length).toBe(1);

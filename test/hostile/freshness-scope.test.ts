@@ -70,7 +70,11 @@ describe("freshness counts stay inside the caller's scope", () => {
 
 	test("diagnostics found by a sync run on behalf of /a are not counted for /a when they are /b's", async () => {
 		const synced = await freshnessOf(A, true);
-		expect({ diagnostics: synced.newDiagnostics, pending: synced.pendingFiles, problems: synced.problems }).toEqual({ diagnostics: 0, pending: 0, problems: [] });
+		expect({ diagnostics: synced.newDiagnostics, pending: synced.pendingFiles, problems: synced.problems }).toEqual({
+			diagnostics: 0,
+			pending: 0,
+			problems: [],
+		});
 		// Another malformed line in /b, synced on behalf of /b: /b is told.
 		appendFileSync(files["b-one"]!, "{still not json\n");
 		expect((await freshnessOf(B, true)).newDiagnostics).toBe(1);
@@ -88,7 +92,12 @@ describe("freshness counts stay inside the caller's scope", () => {
 			// The server syncs before a call at most every 1.5 s: wait for the next one.
 			await Bun.sleep(1700);
 			const f = (await call(A)).result.structuredContent.freshness;
-			expect({ synced: f.synced, pending: f.pendingFiles, missing: f.missingFiles, diagnostics: f.newDiagnostics }).toEqual({ synced: true, pending: 0, missing: 0, diagnostics: 0 });
+			expect({ synced: f.synced, pending: f.pendingFiles, missing: f.missingFiles, diagnostics: f.newDiagnostics }).toEqual({
+				synced: true,
+				pending: 0,
+				missing: 0,
+				diagnostics: 0,
+			});
 			await Bun.sleep(1700);
 			appendFileSync(files["b-one"]!, "{and again\n");
 			await Bun.sleep(1700);

@@ -149,44 +149,141 @@ export function stem(word: string): string {
 	return w;
 }
 
-const cache = new Map<string, string>();
-const CACHE_LIMIT = 200_000;
-
-/** stem() memoised: a corpus repeats the same few thousand words millions of times. */
-export function stemCached(word: string): string {
-	let s = cache.get(word);
-	if (s === undefined) {
-		if (cache.size >= CACHE_LIMIT) cache.clear();
-		s = stem(word);
-		cache.set(word, s);
-	}
-	return s;
-}
-
-/** Lowercase ASCII words of a text as unicode61 would cut them (other token characters join a word and disqualify it). */
-const WORDS = /[a-z0-9\u00aa-\uffff]+/g;
-const STEMMABLE = /^[a-z]{3,}$/;
+/** Words outside these lengths are left alone: short ones are their own stem, long ones are not English. */
+const MIN_WORD = 4;
+const MAX_WORD = 24;
+/** The forms table starts small (most syncs touch a few sessions) and doubles up to this size. */
+const INITIAL_BITS = 10;
+const MAX_BITS = 20;
 
 /**
- * The `forms` column of a fragment: the distinct stems of its words that differ from the word
- * itself (`crashed` → `crash`, `migration` → `migrat`). A word that is its own stem is already
- * in the body, where the query's stem alternative finds it. Once per stem: frequency is the body's
- * business, the forms column only says "some form of this word is here".
+ * Stems with a memory: a corpus repeats the same few thousand words millions of times. One
+ * instance per indexing writer or per search (no state shared between them).
  */
-export function formsText(text: string): string {
-	const seen = new Set<string>();
-	const out: string[] = [];
-	const lower = text.toLowerCase();
-	WORDS.lastIndex = 0;
-	for (let m = WORDS.exec(lower); m !== null; m = WORDS.exec(lower)) {
-		const word = m[0];
-		if (word.length < 4 || seen.has(word) || !STEMMABLE.test(word)) continue;
-		seen.add(word);
-		const s = stemCached(word);
-		if (s !== word && !seen.has(s)) {
-			seen.add(s);
-			out.push(s);
+export class WordForms {
+	private readonly memo = new Map<string, string>();
+	// formsText's own table: open addressing on a hash computed while scanning, so the common case
+	// (a word seen before) costs no substring and no string hashing.
+	// Allocated on first use: a search only needs stemOf.
+	private keys: string[] = [];
+	private stems: string[] = [];
+	private hashes = new Int32Array(0);
+	private used = 0;
+
+	stemOf(word: string): string {
+		let s = this.memo.get(word);
+		if (s === undefined) {
+			if (this.memo.size >= 1 << MAX_BITS) this.memo.clear();
+			s = stem(word);
+			this.memo.set(word, s);
+		}
+		return s;
+	}
+
+	/**
+	 * The `forms` column of a fragment: the distinct stems of its words that differ from the word
+	 * itself (`crashed` → `crash`, `migration` → `migrat`). A word that is its own stem is
+	 * already in the body, where the query's stem alternative finds it. Once per stem: frequency is
+	 * the body's business; the forms column only says "some form of this word is here".
+	 *
+	 * This runs over every indexed character: one pass over char codes, where a word is a run of
+	 * token characters (letters, digits, anything non-ASCII, as unicode61 sees it) and only runs of
+	 * 4–24 ASCII letters are stemmed.
+	 */
+	formsText(...texts: string[]): string {
+		if (this.keys.length === 0) this.allocate(INITIAL_BITS);
+		let mask = this.keys.length - 1;
+		let out: string[] | null = null;
+		let seen: Set<string> | null = null;
+		for (const text of texts) {
+		const lower = text.toLowerCase();
+		const n = lower.length;
+		let i = 0;
+		while (i < n) {
+			let c = lower.charCodeAt(i);
+			if (c < 128 && !((c >= 97 && c <= 122) || (c >= 48 && c <= 57))) {
+				i++;
+				continue;
+			}
+			const start = i;
+			let letters = true;
+			let h = 0x811c9dc5 | 0;
+			while (i < n) {
+				c = lower.charCodeAt(i);
+				if (c >= 97 && c <= 122) {
+					h = Math.imul(h ^ c, 16777619);
+					i++;
+				} else if ((c >= 48 && c <= 57) || c >= 128) {
+					letters = false;
+					i++;
+				} else break;
+			}
+			const len = i - start;
+			if (!letters || len < MIN_WORD || len > MAX_WORD) continue;
+			let slot = h & mask;
+			let found: string;
+			for (;;) {
+				const k = this.keys[slot]!;
+				if (k.length === 0) {
+					if (this.used * 2 >= mask) {
+						this.grow();
+						mask = this.keys.length - 1;
+						slot = h & mask;
+						while (this.keys[slot]!.length > 0) slot = (slot + 1) & mask;
+					}
+					const word = lower.slice(start, i);
+					const st = stem(word);
+					found = st === word ? "" : st;
+					this.keys[slot] = word;
+					this.stems[slot] = found;
+					this.hashes[slot] = h;
+					this.used++;
+					break;
+				}
+				if (this.hashes[slot] === h && k.length === len && lower.startsWith(k, start)) {
+					found = this.stems[slot]!;
+					break;
+				}
+				slot = (slot + 1) & mask;
+			}
+			if (found.length > 0) {
+				seen ??= new Set();
+				if (!seen.has(found)) {
+					seen.add(found);
+					(out ??= []).push(found);
+				}
+			}
+		}
+		}
+		return out ? out.join(" ") : "";
+	}
+
+	private allocate(bits: number): void {
+		this.keys = new Array<string>(1 << bits).fill("");
+		this.stems = new Array<string>(1 << bits).fill("");
+		this.hashes = new Int32Array(1 << bits);
+		this.used = 0;
+	}
+
+	/** Double the table (rehashing what it holds), or start over once it is at its largest. */
+	private grow(): void {
+		const { keys, stems, hashes } = this;
+		const bits = Math.log2(keys.length) + 1;
+		if (bits > MAX_BITS) {
+			this.allocate(INITIAL_BITS);
+			return;
+		}
+		this.allocate(bits);
+		const mask = this.keys.length - 1;
+		for (let i = 0; i < keys.length; i++) {
+			const k = keys[i]!;
+			if (k.length === 0) continue;
+			let slot = hashes[i]! & mask;
+			while (this.keys[slot]!.length > 0) slot = (slot + 1) & mask;
+			this.keys[slot] = k;
+			this.stems[slot] = stems[i]!;
+			this.hashes[slot] = hashes[i]!;
+			this.used++;
 		}
 	}
-	return out.join(" ");
 }

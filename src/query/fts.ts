@@ -72,7 +72,13 @@ export function parseQuery(input: string, options: QueryOptions = {}): ParsedQue
 		// Only plain words of letters (in any case, so results never depend on case): not paths, numbers or identifiers with digits.
 		const word = !r.phrase && !options.exact && tokens.length === 1 && /^[a-z]{3,}$/.test(tokens[0]!) && /^[A-Za-z]+$/.test(r.text) ? tokens[0]! : null;
 		const wordStem = word === null ? null : stem(word);
-		if (wordStem !== null) alternatives.push(quote(wordStem));
+		// Its stem in any column: the forms column (other forms) and the words themselves. When the
+		// word is its own stem, that one unqualified phrase replaces the literal one (one posting
+		// list, not two: `the` stays as cheap as before).
+		if (wordStem !== null) {
+			if (wordStem === word && alternatives.length === 1) alternatives[0] = quote(word);
+			else alternatives.push(quote(wordStem));
+		}
 		terms.push({ text: r.text, phrase: r.phrase, tokens, alternatives, stem: wordStem });
 	}
 	if (terms.length === 0) {

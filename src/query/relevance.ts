@@ -16,7 +16,7 @@
  * measured and left out: it cost 2.7 points of Rank@1 on fixtures/eval and gained nothing on the
  * hard relevance queries.
  */
-import { stemCached } from "../project/stem.ts";
+import type { WordForms } from "../project/stem.ts";
 import { splitCamel } from "../project/text.ts";
 import type { SemanticKind } from "../model.ts";
 import { foldText } from "./fts.ts";
@@ -71,7 +71,7 @@ function textWords(text: string): string[] {
 	return foldText(splitCamel(text)).match(WORD) ?? [];
 }
 
-export function textSignals(text: string, terms: readonly SignalTerm[]): TextSignals {
+export function textSignals(text: string, terms: readonly SignalTerm[], forms: WordForms): TextSignals {
 	const words = textWords(text);
 	const positions: number[][] = terms.map(() => []);
 	for (let i = 0; i < words.length; i++) {
@@ -83,7 +83,7 @@ export function textSignals(text: string, terms: readonly SignalTerm[]): TextSig
 			if (list.length >= MAX_POSITIONS || term.tokens.length === 0) continue;
 			if (term.tokens.length === 1) {
 				const token = term.tokens[0]!;
-				if (w === token || (term.stem !== null && (wordStem ??= stemCached(w)) === term.stem)) {
+				if (w === token || (term.stem !== null && (wordStem ??= forms.stemOf(w)) === term.stem)) {
 					list.push(i);
 				}
 			} else if (w === term.tokens[0] && term.tokens.every((tok, k) => words[i + k] === tok)) {
@@ -99,14 +99,14 @@ export function textSignals(text: string, terms: readonly SignalTerm[]): TextSig
  * Per term, the tokens to mark in a snippet: its own, plus the other forms of a plain word that
  * occur in the text (`crashed` for `crash`), so a form-only hit shows what matched.
  */
-export function snippetTokens(text: string, terms: readonly SignalTerm[]): string[][] {
+export function snippetTokens(text: string, terms: readonly SignalTerm[], forms: WordForms): string[][] {
 	const out = terms.map((t) => [...t.tokens]);
 	if (!terms.some((t) => t.stem !== null)) return out;
 	const seen = new Set<string>();
 	for (const w of textWords(text)) {
 		if (seen.has(w)) continue;
 		seen.add(w);
-		const s = stemCached(w);
+		const s = forms.stemOf(w);
 		terms.forEach((t, i) => {
 			if (t.stem === s && !out[i]!.includes(w)) out[i]!.push(w);
 		});
@@ -140,16 +140,17 @@ function minimalWindow(lists: { p: number[]; len: number }[]): number {
 	return Number.isFinite(best) ? best : 0;
 }
 
+/** Conversational evidence (no text needed): what people said, for words a person would say. */
+export function evidenceFactor(kind: SemanticKind, prose: number): number {
+	return 1 + CONVERSATION_BOOST * prose * (CONVERSATION[kind] ?? 0);
+}
+
 /**
- * The multiplier (≥ 1) for a fragment's BM25 × kind weight. A term the positions could not see
- * (CJK, aux-only matches) is no penalty: such a fragment simply gets no proximity bonus.
+ * Proximity (≥ 1): all terms adjacent → 1 + PROXIMITY, fading with the words of slack between
+ * them. A term the positions could not see (CJK, aux-only matches) is no penalty: no bonus.
  */
-export function signalFactor(kind: SemanticKind, s: TextSignals, termCount: number, prose: number): number {
-	let factor = 1 + CONVERSATION_BOOST * prose * (CONVERSATION[kind] ?? 0);
-	if (termCount >= 2 && s.found === termCount && s.window > 0) {
-		// Adjacent (window = words of the terms) → 1 + PROXIMITY; 10 words of slack → about half that.
-		const slack = Math.max(0, s.window - termCount);
-		factor *= 1 + PROXIMITY / (1 + slack / 4);
-	}
-	return factor;
+export function proximityFactor(s: TextSignals, termCount: number): number {
+	if (termCount < 2 || s.found !== termCount || s.window === 0) return 1;
+	const slack = Math.max(0, s.window - termCount);
+	return 1 + PROXIMITY / (1 + slack / 4);
 }

@@ -16,7 +16,8 @@ import { ERROR_BOOST } from "../project/weights.ts";
 import { alternativeTokens, type ParsedQuery, parseQuery } from "./fts.ts";
 import { scoreFragments, shareOfBest } from "./answer-score.ts";
 import { fragmentTexts } from "./source-text.ts";
-import { proseShare, type SignalTerm, signalFactor, snippetTokens, textSignals } from "./relevance.ts";
+import { evidenceFactor, proseShare, proximityFactor, type SignalTerm, snippetTokens, textSignals } from "./relevance.ts";
+import { WordForms } from "../project/stem.ts";
 
 export const DEFAULT_LIMIT = 10;
 export const MAX_LIMIT = 100;
@@ -199,7 +200,8 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 	}
 
 	// Signals BM25 cannot see (conversational evidence, proximity), from the top candidates' source text.
-	const texts = sort === "relevance" ? rerank(scoped, ranked, parsed.terms) : new Map<number, string | null>();
+	const forms = new WordForms();
+	const texts = sort === "relevance" ? rerank(scoped, ranked, parsed.terms, forms) : new Map<number, string | null>();
 
 	// One candidate per event (its best fragment), or per session (its first event in the order).
 	const events = bestPerEvent(ranked);
@@ -226,7 +228,7 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 	const best = events.reduce((max, e) => Math.max(max, -e.score), 0);
 	return {
 		hits: rows.map((row, i) => {
-			const hit = toHit(row, matched.get(row.event_key) ?? 1, texts.has(row.frag_key) ? (texts.get(row.frag_key) ?? null) : fragmentText(row), parsed.terms, i + 1, best);
+			const hit = toHit(row, matched.get(row.event_key) ?? 1, texts.has(row.frag_key) ? (texts.get(row.frag_key) ?? null) : fragmentText(row), parsed.terms, forms, i + 1, best);
 			if (grouped) hit.otherMatchingEvents = (sessionsMatched.get(row.session_key) ?? 1) - 1;
 			return hit;
 		}),
@@ -287,17 +289,23 @@ function firstPerSession(ordered: RankedRow[]): RankedRow[] {
 	});
 }
 
+/** How many top fragments get the signals of query/relevance.ts. */
+export const RERANK_CANDIDATES = 30;
 /**
- * How many top fragments get the text signals (query/relevance.ts). Each costs one verified
- * read of its source line (about 20–50 µs), so this bounds the added latency.
+ * Proximity needs the fragment's words: one verified read of its source line each (about 20–50
+ * µs for a line of a few KB). Lines longer than this, and reads past the budget, go without (they
+ * keep the other signals), so one search never parses megabytes of tool output.
  */
-const RERANK_CANDIDATES = 30;
+const PROXIMITY_LINE_BYTES = 16 * 1024;
+/** Proximity is computed for this many of the candidates, the best after the cheap signals. */
+const PROXIMITY_CANDIDATES = 12;
+const PROXIMITY_BUDGET_BYTES = 128 * 1024;
 
 /**
- * Multiply the top candidates' scores by their text signals and re-sort, in place. Returns the
- * texts read (null: the source changed since indexing), keyed by fragment, for the snippets.
+ * Multiply the top candidates' scores by their signals and re-sort, in place. Returns the texts
+ * read (null: the source changed since indexing), keyed by fragment, for the snippets.
  */
-function rerank(scoped: ScopedSearch, ranked: RankedRow[], terms: readonly SignalTerm[]): Map<number, string | null> {
+function rerank(scoped: ScopedSearch, ranked: RankedRow[], terms: readonly SignalTerm[], forms: WordForms): Map<number, string | null> {
 	const texts = new Map<number, string | null>();
 	// The top candidates by BM25 (answer-score.ts) × kind weight (in the recent window, by kind weight alone).
 	ranked.sort(byScore);
@@ -312,10 +320,20 @@ function rerank(scoped: ScopedSearch, ranked: RankedRow[], terms: readonly Signa
 	for (const r of top) {
 		const row = rows.get(r.frag_key);
 		if (!row) continue;
-		const text = fragmentText(row);
-		texts.set(r.frag_key, text);
-		if (text !== null) r.score *= signalFactor(row.kind, textSignals(text, terms), terms.length, prose);
-		if (failedCalls.has(row.event_key)) r.score *= ERROR_BOOST;
+		r.score *= evidenceFactor(row.kind, prose) * (failedCalls.has(row.event_key) ? ERROR_BOOST : 1);
+	}
+	// Proximity needs the text: only for the best few after the cheap signals.
+	top.sort(byScore);
+	if (terms.length >= 2) {
+		let budget = PROXIMITY_BUDGET_BYTES;
+		for (const r of top.slice(0, PROXIMITY_CANDIDATES)) {
+			const row = rows.get(r.frag_key);
+			if (!row || row.byte_length > PROXIMITY_LINE_BYTES || row.byte_length > budget) continue;
+			budget -= row.byte_length;
+			const text = fragmentText(row);
+			texts.set(r.frag_key, text);
+			if (text !== null) r.score *= proximityFactor(textSignals(text, terms, forms), terms.length);
+		}
 	}
 	ranked.sort(byScore);
 	return texts;
@@ -394,8 +412,8 @@ function fragmentText(row: CandidateRow): string | null {
 
 const STALE_NOTICE = "[the source changed since it was indexed: run pi-events index]";
 
-function toHit(row: CandidateRow, matched: number, body: string | null, terms: readonly SignalTerm[], rank: number, best: number): Hit {
-	const snippet = body === null ? { text: STALE_NOTICE, highlights: [] } : makeSnippet(body, snippetTokens(body, terms));
+function toHit(row: CandidateRow, matched: number, body: string | null, terms: readonly SignalTerm[], forms: WordForms, rank: number, best: number): Hit {
+	const snippet = body === null ? { text: STALE_NOTICE, highlights: [] } : makeSnippet(body, snippetTokens(body, terms, forms));
 	return {
 		sessionId: row.session_id,
 		entryId: row.entry_id,
@@ -535,7 +553,7 @@ function filterOnlySearch(gate: Gate, request: SearchRequest, limit: number, sta
 	// No query words: relevance is the kind weight alone, shown as its share of the best.
 	const best = events.reduce((max, e) => Math.max(max, -e.score), 0);
 	const hits = selected.map((row, i) => {
-		const hit = toHit(row, perEvent.get(row.event_key) ?? 1, fragmentText(row), [], i + 1, best);
+		const hit = toHit(row, perEvent.get(row.event_key) ?? 1, fragmentText(row), [], new WordForms(), i + 1, best);
 		if (grouped) hit.otherMatchingEvents = (perSession.get(row.session_key) ?? 1) - 1;
 		return hit;
 	});

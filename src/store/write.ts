@@ -5,12 +5,28 @@
  */
 import type { Database, Statement } from "bun:sqlite";
 import { isAbsolute, resolve } from "node:path";
-import type { TreeState } from "../model.ts";
+import type { SemanticKind, TreeState } from "../model.ts";
 import type { ProjectedEvent } from "../project/projector.ts";
 import { derivedScopeColumn, scopeColumn } from "../auth/scope-tokens.ts";
-import { formsText } from "../project/stem.ts";
+import { WordForms } from "../project/stem.ts";
 import { auxTokens } from "../project/text.ts";
 import { fragmentWeight } from "../project/weights.ts";
+
+/**
+ * Kinds whose word forms are indexed: what people and the assistant wrote. Tool calls and tool or
+ * shell output (most of the indexed bytes) match as written: stemming every word of them cost
+ * about as much as the rest of a cold index (measured on the bench corpus), and what a person
+ * looks for by another form of a word is what was said about a problem, not the log line.
+ */
+export const FORMS_KINDS: ReadonlySet<SemanticKind> = new Set([
+	"user.text",
+	"assistant.text",
+	"session.name",
+	"summary.compaction",
+	"summary.branch",
+	"custom.message",
+	"bash.command",
+]);
 
 export interface FileRow {
 	file_key: number;
@@ -99,6 +115,7 @@ export class IndexWriter {
 	private readonly insertEvent: Statement;
 	private readonly insertFragment: Statement;
 	private readonly insertFts: Statement;
+	private readonly forms = new WordForms();
 	private readonly insertFile: Statement;
 
 	constructor(private readonly db: Database) {
@@ -165,7 +182,7 @@ export class IndexWriter {
 				// The aux column carries the tool name and custom type too, so they match as words.
 				const extra = [e.toolName, e.customType].filter(Boolean).join(" ");
 				const aux = auxTokens(f.indexText);
-				this.insertFts.run(fragKey, f.indexText, extra ? `${extra}\n${aux}` : aux, derived ? derivedScope : scope, formsText(aux ? `${f.indexText}\n${aux}` : f.indexText));
+				this.insertFts.run(fragKey, f.indexText, extra ? `${extra}\n${aux}` : aux, derived ? derivedScope : scope, FORMS_KINDS.has(f.kind) ? this.forms.formsText(f.indexText, aux) : "");
 				fragments++;
 			}
 			for (const file of e.files) {

@@ -228,6 +228,18 @@ const sourceDirs = [{ path: sessionsDir, origin: "flag" as const }];
 		times.push(performance.now() - t);
 	}
 	add({ id: "noop-sync", label: "no-op sync (in-process, median)", value: median(times), text: `${ms(median(times))} ms` });
+	const full: number[] = [];
+	for (let i = 0; i < 5; i++) {
+		const t = performance.now();
+		syncIndex(db, { sourceDirs, check: { mode: "full" } });
+		full.push(performance.now() - t);
+	}
+	add({
+		id: "full-check",
+		label: "full check: every session file stat'ed (`index --full`, in-process, median)",
+		value: median(full),
+		text: `${ms(median(full))} ms`,
+	});
 	const [start, noop] = wholeProcess(
 		[
 			[bin, "--version"],
@@ -261,7 +273,8 @@ function appendTimes(relPath: string): number[] {
 			parent = id;
 			appendFileSync(path, `${JSON.stringify(entry)}\n`);
 			const t = performance.now();
-			const r = syncIndex(db, { sourceDirs });
+			// The session being written is the caller's (or, after its first append, a recent one): checked every sync.
+			const r = syncIndex(db, { sourceDirs, check: { callerFile: path } });
 			times.push(performance.now() - t);
 			if (r.sessions.appended !== 1) throw new Error(`expected one appended session, got ${JSON.stringify(r.sessions)}`);
 		}

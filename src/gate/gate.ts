@@ -109,9 +109,20 @@ export class Gate {
 		return new VisibleSession(this.store, { ...row, name: facts.name, leaf_entry: facts.leaf }, cutoff);
 	}
 
+	/**
+	 * Sessions with this id that the read rule admits, the rule applied in SQL: an id outside the
+	 * scope does exactly the work of a missing one (no row is read, nothing else is asked).
+	 */
+	private readableSessions(sessionId: string): SessionRow[] {
+		this.readRuleSql ??= sessionRuleSql(this.readRule());
+		return this.store.sessionsByIdWhere(sessionId, this.readRuleSql);
+	}
+
+	private readRuleSql: ReturnType<typeof sessionRuleSql> | undefined;
+
 	/** The visible file of a session id (the one with the most entries when an id is duplicated). */
 	session(sessionId: string): VisibleSession {
-		for (const row of this.store.sessionsById(sessionId)) {
+		for (const row of this.readableSessions(sessionId)) {
 			const session = this.open(row);
 			if (session) return session;
 		}
@@ -120,7 +131,7 @@ export class Gate {
 
 	/** A visible event by its identity; E_NOT_FOUND (the same as a missing one) otherwise. */
 	event(sessionId: string, entryId: string): { session: VisibleSession; event: EventRow } {
-		for (const row of this.store.sessionsById(sessionId)) {
+		for (const row of this.readableSessions(sessionId)) {
 			const session = this.open(row);
 			const event = session?.event(entryId);
 			if (session && event) return { session, event };
@@ -187,11 +198,11 @@ export class Gate {
 	 * exactly like an unknown id, whether or not it fits a session outside the scope.
 	 */
 	resolveSessionId(idOrPrefix: string): string {
-		if (this.store.sessionsById(idOrPrefix).some((row) => this.open(row) !== null)) return idOrPrefix;
+		if (this.readableSessions(idOrPrefix).some((row) => this.open(row) !== null)) return idOrPrefix;
 		if (idOrPrefix.length < MIN_ID_PREFIX) return idOrPrefix;
 		const rule = this.readRule();
 		const candidates = sessionIdsWithPrefix(this.db, idOrPrefix, sessionRuleSql(rule), MAX_CANDIDATES + 1).filter((id) =>
-			this.store.sessionsById(id).some((row) => this.open(row) !== null),
+			this.readableSessions(id).some((row) => this.open(row) !== null),
 		);
 		if (candidates.length === 1) return candidates[0]!;
 		if (candidates.length > 1) {

@@ -73,6 +73,17 @@ export class EventStore {
 			.all(sessionId) as SessionRow[];
 	}
 
+	/**
+	 * The sessions with this id that satisfy `where` (a condition on `s`, the caller's scope rule),
+	 * most entries first. With the rule in the statement, an id outside the scope and an id that
+	 * does not exist cost the same: one index lookup, no row returned.
+	 */
+	sessionsByIdWhere(sessionId: string, where: { sql: string; params: (string | number)[] }): SessionRow[] {
+		return this.db
+			.query(`SELECT ${SESSION_COLUMNS} FROM sessions s JOIN files f ON f.file_key = s.file_key WHERE s.session_id = ? AND ${where.sql} ORDER BY s.entry_count DESC, f.path`)
+			.all(sessionId, ...where.params) as SessionRow[];
+	}
+
 	/** The session stored in the file at this canonical path. */
 	sessionByRealPath(realPath: string): SessionRow | null {
 		return (

@@ -4,9 +4,13 @@
  * before its fix.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Database } from "bun:sqlite";
 import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type AgentLayout, cleanupTempDirs, encodeCwd, isolatedEnv, makeAgentLayout } from "../helpers/temp.ts";
+import { Gate } from "../../src/gate/gate.ts";
+import { openIndex } from "../../src/store/db.ts";
+import { syncIndex } from "../../src/sync/sync.ts";
 import { compiledBinary } from "../server/harness.ts";
 import { header, jsonl, runChild } from "./helpers.ts";
 
@@ -560,4 +564,64 @@ describe("diagnostics never quote the content of a file", () => {
 		const status = await bin_(layout, ["status", "--json"]);
 		expect(leaks(status.stdout + status.stderr)).toEqual([]);
 	}, 60_000);
+});
+
+describe("an out-of-scope read does the work of a missing one", () => {
+	/** Every statement the gate runs, with how many rows each returned. */
+	function recording(db: Database): { db: Database; log: string[] } {
+		const log: string[] = [];
+		const wrap = (sql: string, stmt: any) =>
+			new Proxy(stmt, {
+				get(target, prop) {
+					const value = target[prop];
+					if (typeof value !== "function") return value;
+					if (prop !== "all" && prop !== "get" && prop !== "values") return value.bind(target);
+					return (...args: unknown[]) => {
+						const out = value.apply(target, args);
+						log.push(`${sql.replace(/\s+/g, " ")} -> ${Array.isArray(out) ? out.length : out ? 1 : 0}`);
+						return out;
+					};
+				},
+			});
+		const proxy = new Proxy(db, {
+			get(target, prop) {
+				const value = (target as any)[prop];
+				if (prop === "query" || prop === "prepare") return (sql: string) => wrap(sql, value.call(target, sql));
+				return typeof value === "function" ? value.bind(target) : value;
+			},
+		});
+		return { db: proxy, log };
+	}
+
+	test("the same statements, returning the same (no) rows, and the same error", async () => {
+		const layout = makeAgentLayout();
+		const base = realpathSync(layout.root);
+		const W = join(base, "work", "mine");
+		const OUT = join(base, "work", "other");
+		const OUT_ID = "0000aaaa-0000-4000-8000-000000000001";
+		const MISSING_ID = "0000aaaa-0000-4000-8000-000000000002";
+		sessionFile(layout, OUT, OUT_ID, [header(OUT_ID, OUT), userText("e1", null, "outside")]);
+		sessionFile(layout, W, "mine-1", [header("mine-1", W), userText("e1", null, "inside")]);
+		const db = openIndex(join(layout.root, "index.db"));
+		try {
+			syncIndex(db, { sourceDirs: [{ path: layout.sessionsDir, origin: "flag" }] });
+			const attempt = (id: string) => {
+				const { db: watched, log } = recording(db);
+				const gate = new Gate(watched, { roots: [W], current: null });
+				let message = "";
+				try {
+					gate.event(gate.resolveSessionId(id), "e1");
+				} catch (err) {
+					message = (err as Error).message.replace(id, "<id>");
+				}
+				return { log, message };
+			};
+			const out = attempt(OUT_ID);
+			const missing = attempt(MISSING_ID);
+			expect(out.message).toContain("in your scope");
+			expect(out).toEqual(missing);
+		} finally {
+			db.close();
+		}
+	});
 });

@@ -307,26 +307,29 @@ const PROXIMITY_BUDGET_BYTES = 128 * 1024;
  */
 function rerank(scoped: ScopedSearch, ranked: RankedRow[], terms: readonly SignalTerm[], forms: WordForms): Map<number, string | null> {
 	const texts = new Map<number, string | null>();
-	// The top candidates by BM25 (answer-score.ts) × kind weight (in the recent window, by kind weight alone).
+	// The top candidates by relevance (answer-score.ts) × kind weight (in the recent window, by kind weight alone).
 	ranked.sort(byScore);
 	const top = ranked.slice(0, RERANK_CANDIDATES);
 	if (top.length === 0) return texts;
-	const rows = new Map(scoped.hydrate(top).map((r) => [r.frag_key, r]));
+	// Ranked rows carry their kind; hydrate only what lacks it (and, below, what proximity reads).
+	const lacking = top.filter((r) => r.kind === undefined);
+	const kindOf = new Map(lacking.length > 0 ? scoped.hydrate(lacking).map((r) => [r.frag_key, r.kind] as const) : []);
 	const prose = proseShare(terms);
 	// A call whose result failed is what went wrong, like the result itself (which carries the error boost).
-	const failedCalls = scoped.failedCallEvents(
-		[...rows.values()].filter((r) => r.kind === "tool.call").map((r) => r.event_key),
-	);
+	const calls = top.filter((r) => (r.kind ?? kindOf.get(r.frag_key)) === "tool.call").map((r) => r.event_key);
+	const failedCalls = calls.length > 0 ? scoped.failedCallEvents(calls) : new Set<number>();
 	for (const r of top) {
-		const row = rows.get(r.frag_key);
-		if (!row) continue;
-		r.score *= evidenceFactor(row.kind, prose) * (failedCalls.has(row.event_key) ? ERROR_BOOST : 1);
+		const kind = r.kind ?? kindOf.get(r.frag_key);
+		if (kind === undefined) continue;
+		r.score *= evidenceFactor(kind, prose) * (failedCalls.has(r.event_key) ? ERROR_BOOST : 1);
 	}
 	// Proximity needs the text: only for the best few after the cheap signals.
 	top.sort(byScore);
 	if (terms.length >= 2) {
+		const near = top.slice(0, PROXIMITY_CANDIDATES);
+		const rows = new Map(scoped.hydrate(near).map((r) => [r.frag_key, r]));
 		let budget = PROXIMITY_BUDGET_BYTES;
-		for (const r of top.slice(0, PROXIMITY_CANDIDATES)) {
+		for (const r of near) {
 			const row = rows.get(r.frag_key);
 			if (!row || row.byte_length > PROXIMITY_LINE_BYTES || row.byte_length > budget) continue;
 			budget -= row.byte_length;

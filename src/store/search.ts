@@ -140,6 +140,8 @@ export interface RankedRow {
 	length: number;
 	event_key: number;
 	session_key: number;
+	/** The fragment's semantic kind (for the ranking signals, without hydrating). */
+	kind?: SemanticKind;
 	/** Only when ranked `withTime`. */
 	ts_ms?: number | null;
 }
@@ -166,7 +168,7 @@ export function rankFragments(db: Database, match: string, filters: SqlFilters, 
 	const { order = "newest", sessionLevel = false, withTime = false } = options;
 	const { where, params, needsEvents } = filterSql(filters, sessionLevel);
 	const sql = `
-		SELECT fts.rowid AS frag_key, -f.weight AS score, f.weight, f.full_length AS length, f.event_key, f.session_key${withTime ? ", e.ts_ms" : ""}
+		SELECT fts.rowid AS frag_key, -f.weight AS score, f.weight, f.full_length AS length, f.event_key, f.session_key, f.kind${withTime ? ", e.ts_ms" : ""}
 		FROM fts
 		JOIN fragments f ON f.frag_key = fts.rowid
 		${needsEvents || withTime ? "JOIN events e ON e.event_key = f.event_key" : ""}

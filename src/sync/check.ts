@@ -26,7 +26,7 @@ import { knownFiles } from "./observations.ts";
 /** Files whose last seen mtime is this recent are stat'ed on every check. */
 export const HOT_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** Older files stat'ed per syncing check, continuing in key order. */
-export const IDLE_SLICE = 500;
+export const IDLE_SLICE = 200;
 /** A sync runs a full check when the last one is older than this: the bound for appends to idle sessions. */
 export const FULL_CHECK_EVERY_MS = 10 * 60 * 1000;
 /** A directory changed this shortly before it was listed is listed again next time. */

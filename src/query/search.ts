@@ -144,60 +144,14 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 	}
 	const parsed = parseQuery(request.query, { exact: request.exact });
 	const scoped = gate.search(parsed.match, request.filters, { includeDerived: request.includeDerived });
-	if (scoped === null) {
-		return {
-			hits: [],
-			coverage: {
-				mode: "full",
-				estimatedMatches: 0,
-				matchesExact: true,
-				estimatedSessions: 0,
-				truncated: false,
-				rankedShare: 1,
-				filterOnly: false,
-				ignoredTerms: parsed.ignored,
-				emptyBecause: "terms",
-				unmatchedTerms: parsed.terms.map((t) => t.text),
-			},
-			elapsedMs: performance.now() - started,
-		};
-	}
+	if (scoped === null) return nothingInScope(parsed, started);
 
 	// Counting in-scope matches is cheap (no ranking, no joins) and capped: it only decides how to rank.
 	const counted = scoped.count(FULL_RANK_LIMIT + 1);
 	const complete = counted <= FULL_RANK_LIMIT;
 	const sort = request.sort ?? "relevance";
 	const grouped = request.groupBy === "session";
-	let ranked: RankedRow[];
-	let mode: SearchCoverage["mode"] = "full";
-	let rankedShare: number | null = 1;
-	if (complete) {
-		// Intersecting with a wide scope's tokens inside FTS5 can cost more than the query: when the
-		// user's terms alone match few fragments, the gate matches them alone and applies the same
-		// scope rule in SQL. The candidates are the same in-scope rows either way.
-		const scopeInSql = scoped.fewUnscopedMatches(UNSCOPED_RANK_LIMIT);
-		// Every in-scope match that the filters allow (at most FULL_RANK_LIMIT): exact counts,
-		// grouping and time order need them all, and all of them are scored to sort. Each from its
-		// own term counts and length alone (answer-score.ts), never bm25(), whose statistics cover
-		// every workspace in the index.
-		// With each event's time: the tie-break (newest first) orders equal scores without hydrating them.
-		ranked = scoped.rank(FULL_RANK_LIMIT, { scopeInSql, withTime: true });
-		const tokens = [...new Set(parsed.terms.flatMap((t) => [...t.tokens, ...t.alternatives.flatMap(alternativeTokens)]))];
-		const relevance = scoreFragments(ranked, scoped.termOccurrences(ranked, tokens));
-		for (const r of ranked) r.score = -(relevance.get(r.frag_key) ?? 0);
-	} else {
-		// Very common terms: the newest (or, sorting oldest first, the oldest) RECENT_MATCHES in-scope
-		// matches that the filters allow, by index order (rowids grow with sessions in creation order).
-		mode = "recent";
-		ranked = scoped.rank(RECENT_MATCHES, { order: sort === "oldest" ? "oldest" : "newest", withTime: true });
-		// Counting stopped past FULL_RANK_LIMIT (an exact count of 150,000 matches costs ~5 ms): the share is unknown.
-		rankedShare = null;
-		if (ranked.length < RECENT_MATCHES) {
-			// The window held every match the filters allow.
-			mode = "full";
-			rankedShare = 1;
-		}
-	}
+	const { ranked, mode, rankedShare } = rankCandidates(scoped, parsed, complete, sort);
 
 	// Signals BM25 cannot see (conversational evidence, proximity), from the top candidates' source text.
 	const forms = new WordForms();
@@ -235,6 +189,60 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 		coverage,
 		elapsedMs: performance.now() - started,
 	};
+}
+
+/** The answer when the caller's scope admits no session at all. */
+function nothingInScope(parsed: ParsedQuery, started: number): SearchResult {
+	return {
+		hits: [],
+		coverage: {
+			mode: "full",
+			estimatedMatches: 0,
+			matchesExact: true,
+			estimatedSessions: 0,
+			truncated: false,
+			rankedShare: 1,
+			filterOnly: false,
+			ignoredTerms: parsed.ignored,
+			emptyBecause: "terms",
+			unmatchedTerms: parsed.terms.map((t) => t.text),
+		},
+		elapsedMs: performance.now() - started,
+	};
+}
+
+/**
+ * The in-scope candidates: every match the filters allow when there are at most FULL_RANK_LIMIT
+ * (`complete`), scored; otherwise a window of RECENT_MATCHES in index order.
+ */
+function rankCandidates(
+	scoped: ScopedSearch,
+	parsed: ParsedQuery,
+	complete: boolean,
+	sort: NonNullable<SearchRequest["sort"]>,
+): { ranked: RankedRow[]; mode: SearchCoverage["mode"]; rankedShare: number | null } {
+	if (complete) {
+		// Intersecting with a wide scope's tokens inside FTS5 can cost more than the query: when the
+		// user's terms alone match few fragments, the gate matches them alone and applies the same
+		// scope rule in SQL. The candidates are the same in-scope rows either way.
+		const scopeInSql = scoped.fewUnscopedMatches(UNSCOPED_RANK_LIMIT);
+		// Every in-scope match that the filters allow (at most FULL_RANK_LIMIT): exact counts,
+		// grouping and time order need them all, and all of them are scored to sort. Each from its
+		// own term counts and length alone (answer-score.ts), never bm25(), whose statistics cover
+		// every workspace in the index.
+		// With each event's time: the tie-break (newest first) orders equal scores without hydrating them.
+		const ranked = scoped.rank(FULL_RANK_LIMIT, { scopeInSql, withTime: true });
+		const tokens = [...new Set(parsed.terms.flatMap((t) => [...t.tokens, ...t.alternatives.flatMap(alternativeTokens)]))];
+		const relevance = scoreFragments(ranked, scoped.termOccurrences(ranked, tokens));
+		for (const r of ranked) r.score = -(relevance.get(r.frag_key) ?? 0);
+		return { ranked, mode: "full", rankedShare: 1 };
+	}
+	// Very common terms: the newest (or, sorting oldest first, the oldest) RECENT_MATCHES in-scope
+	// matches that the filters allow, by index order (rowids grow with sessions in creation order).
+	const ranked = scoped.rank(RECENT_MATCHES, { order: sort === "oldest" ? "oldest" : "newest", withTime: true });
+	// The window held every match the filters allow; otherwise counting stopped past
+	// FULL_RANK_LIMIT (an exact count of 150,000 matches costs ~5 ms) and the share is unknown.
+	return ranked.length < RECENT_MATCHES ? { ranked, mode: "full", rankedShare: 1 } : { ranked, mode: "recent", rankedShare: null };
 }
 
 /**

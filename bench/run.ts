@@ -66,8 +66,10 @@ interface Results {
 	classes: ClassResult[];
 }
 
-const ms = (v: number) => (v < 10 ? v.toFixed(2) : v.toFixed(1));
+const ms = (v: number | null) => (v === null || Number.isNaN(v) ? "–" : v < 10 ? v.toFixed(2) : v.toFixed(1));
 const fmtInt = (n: number) => n.toLocaleString("en-US");
+/** Classes without a ripgrep equivalent store NaN, which a saved run reads back as null. */
+const hasRg = (c: { rg: number | null }) => typeof c.rg === "number" && !Number.isNaN(c.rg);
 
 if (argv.includes("--compare")) {
 	const sizes = opt("compare", "1GB,5GB").split(",");
@@ -507,7 +509,7 @@ function singleTable(r: Results): string {
 		...classHeader(),
 		...r.classes.map(
 			(c) =>
-				`| ${c.name} | ${c.matches} | ${c.hits} | ${ms(c.p50)} ms | ${ms(c.p95)} | ${ms(c.p99)} | ${ms(c.fresh)} ms | ${c.cold === null ? "–" : `${ms(c.cold)} ms`} | ${ms(c.proc)} ms | +${ms(c.proc - start)} | ${Number.isNaN(c.rg) ? "–" : `${ms(c.rg)} ms`} | ${Number.isNaN(c.rg) ? "–" : `${(c.rg / c.proc).toFixed(1)}×`} |`,
+				`| ${c.name} | ${c.matches} | ${c.hits} | ${ms(c.p50)} ms | ${ms(c.p95)} | ${ms(c.p99)} | ${ms(c.fresh)} ms | ${c.cold === null ? "–" : `${ms(c.cold)} ms`} | ${ms(c.proc)} ms | +${ms(c.proc - start)} | ${hasRg(c) ? `${ms(c.rg)} ms` : "–"} | ${hasRg(c) ? `${(c.rg / c.proc).toFixed(1)}×` : "–"} |`,
 		),
 	].join("\n");
 }
@@ -533,7 +535,7 @@ function compareTable(all: Results[]): string {
 		`| **${name}**: matches | ${cell((c) => c.matches)(name).join(" | ")} | |`,
 		`| in-process p50 / p99 | ${cell((c) => `${ms(c.p50)} / ${ms(c.p99)} ms`)(name).join(" | ")} | p99 < 50 ms |`,
 		`| first query of a new process / after dropping the page cache | ${cell((c) => `${ms(c.fresh)} / ${c.cold === null ? "–" : ms(c.cold)} ms`)(name).join(" | ")} | |`,
-		`| whole process (process − start) / \`rg -l\` | ${cell((c, r) => `**${ms(c.proc)}** (+${ms(c.proc - startOf(r))})${Number.isNaN(c.rg) ? "" : ` / ${ms(c.rg)} ms = **${(c.rg / c.proc).toFixed(1)}×**`}`)(name).join(" | ")} | ≤ start + 10 ms, ≥ 10× |`,
+		`| whole process (process − start) / \`rg -l\` | ${cell((c, r) => `**${ms(c.proc)}** (+${ms(c.proc - startOf(r))})${hasRg(c) ? ` / ${ms(c.rg)} ms = **${(c.rg / c.proc).toFixed(1)}×**` : ""}`)(name).join(" | ")} | ≤ start + 10 ms, ≥ 10× |`,
 	]);
 	return [
 		head,

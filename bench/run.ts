@@ -419,6 +419,8 @@ for (const q of classes) {
 		`search ${q.name}: p50 ${ms(result.p50)} p99 ${ms(result.p99)} fresh ${ms(result.fresh)}${cold === null ? "" : ` cold ${ms(cold)}`} ms, process ${ms(result.proc)} ms, rg ${ms(result.rg)} ms`,
 	);
 }
+// A real session id, for the read paths below (out of scope for a caller rooted elsewhere).
+const someSessionId = (db.query("SELECT session_id FROM sessions ORDER BY session_key LIMIT 1").get() as { session_id: string }).session_id;
 db.close();
 
 // 7. tools/call round trips through serve --stdio.
@@ -468,6 +470,70 @@ async function toolsCall(): Promise<number[]> {
 		label: "`tools/call` round trip through `serve --stdio` (event_search, median / p95)",
 		value: median(rt),
 		text: `${ms(median(rt))} ms / ${ms(quantile(rt, 0.95))} ms`,
+	});
+}
+
+// 7b. event_read of a session outside the caller's scope vs a session id that does not exist:
+// both must do the same work (issue 15). Interleaved, side by side in one server.
+async function readPaths(calls: number): Promise<{ outOfScope: number[]; missing: number[] }> {
+	const elsewhere = mkdtempSync(join(tmpdir(), "pi-events-bench-root-"));
+	const proc = Bun.spawn([bin, "serve", "--stdio", "--index", indexPath, "--sessions-dir", sessionsDir, "--root", elsewhere], {
+		env: { ...process.env, ...env },
+		stdin: "pipe",
+		stdout: "pipe",
+		stderr: "ignore",
+	});
+	const reader = proc.stdout.getReader();
+	let buffered = "";
+	const next = async (): Promise<string> => {
+		for (;;) {
+			const nl = buffered.indexOf("\n");
+			if (nl >= 0) {
+				const line = buffered.slice(0, nl);
+				buffered = buffered.slice(nl + 1);
+				return line;
+			}
+			const { value, done } = await reader.read();
+			if (done) throw new Error("server closed");
+			buffered += new TextDecoder().decode(value);
+		}
+	};
+	let id = 0;
+	const call = async (sessionId: string): Promise<number> => {
+		const t = performance.now();
+		proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: ++id, method: "tools/call", params: { name: "event_read", arguments: { sessionId, entryId: "e1" } } })}\n`);
+		proc.stdin.flush();
+		await next();
+		return performance.now() - t;
+	};
+	proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "bench", version: "0" } } })}\n`);
+	proc.stdin.flush();
+	await next();
+	const missingId = "00000000-0000-4000-8000-00000000dead";
+	const outOfScope: number[] = [];
+	const missing: number[] = [];
+	for (let i = 0; i < calls + 100; i++) {
+		const first = i % 2 === 0;
+		const a = await call(first ? someSessionId : missingId);
+		const b = await call(first ? missingId : someSessionId);
+		if (i < 100) continue; // warm-up
+		(first ? outOfScope : missing).push(a);
+		(first ? missing : outOfScope).push(b);
+	}
+	proc.stdin.end();
+	await proc.exited;
+	rmSync(elsewhere, { recursive: true, force: true });
+	return { outOfScope, missing };
+}
+{
+	const { outOfScope, missing } = await readPaths(2000);
+	const us = (xs: number[]) => `${Math.round(median(xs) * 1000)} µs`;
+	add({
+		id: "read-paths",
+		label: "`event_read` round trip: a session outside the scope vs a missing one (medians, 2,000 each, interleaved)",
+		value: median(outOfScope) - median(missing),
+		text: `${us(outOfScope)} vs ${us(missing)}`,
+		target: "the same work",
 	});
 }
 

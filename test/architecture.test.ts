@@ -99,6 +99,12 @@ const FORBIDDEN: [string, string, string][] = [
 	["present", "store", "renderers get results, never rows"],
 	["auth", "store", "the scope rule is pure"],
 	["query", "store", "use cases read the index only through the gate"],
+	["query", "sync", "use cases do not index"],
+	["gate", "query", "the gate is below the use cases"],
+	["gate", "sync", "the gate reads; it does not index"],
+	["store", "gate", "the store is below the gate"],
+	["auth", "gate", "the scope rule is below the gate"],
+	["present", "gate", "renderers get results, never a way to read"],
 	...SHELL_LAYERS.flatMap((shell): [string, string, string][] => [
 		["query", shell, "use cases are below the shells"],
 		["store", shell, "the store is below the shells"],

@@ -62,7 +62,7 @@ import { cwdOfIndexedFile } from "../store/status.ts";
 export type { CandidateRow, EventRow, FragmentRow, RankedRow, SessionRow, SessionSummaryRow };
 
 /** Shortest session id prefix accepted in place of a full id. */
-export const MIN_ID_PREFIX = 8;
+const MIN_ID_PREFIX = 8;
 /** Most candidates an ambiguous prefix lists. */
 const MAX_CANDIDATES = 10;
 
@@ -314,7 +314,7 @@ function hydrateAdmitted(db: Database, store: EventStore, rule: SessionRule, cut
  * A filter-only search inside the gate: the admitted sessions (the rule as SQL, each row checked
  * again), and the filtered fragments of those sessions only (the cutoff among the filters).
  */
-export class ScopedBrowse {
+class ScopedBrowse {
 	private admitted: Set<number> | null = null;
 
 	constructor(

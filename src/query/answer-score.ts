@@ -15,13 +15,13 @@
  * word forms (stems, once per fragment) half, so an exact form outscores a form-only match; scope
  * tokens never.
  */
-export const COLUMN_WEIGHTS: Readonly<Record<string, number>> = { body: 1.0, aux: 0.5, forms: 0.5 };
+const COLUMN_WEIGHTS: Readonly<Record<string, number>> = { body: 1.0, aux: 0.5, forms: 0.5 };
 const K1 = 1.2;
 const B = 0.75;
 /** The length a fragment's is compared to (characters); a constant, so no population leaks in. */
 const REFERENCE_LENGTH = 400;
 
-export interface ScoredCandidate {
+interface ScoredCandidate {
 	frag_key: number;
 	/** Kind weight of the fragment. */
 	weight: number;

@@ -125,7 +125,7 @@ function alternativesOf(text: string): string[] {
  * Approximately how unicode61 (remove_diacritics 2) tokenizes: case-folded letters and digits,
  * diacritics removed, everything else a separator.
  */
-export function indexTokens(text: string): string[] {
+function indexTokens(text: string): string[] {
 	return foldText(text)
 		.split(/[^\p{L}\p{N}\p{Mn}]+/u)
 		.filter((t) => t.length > 0);

@@ -298,7 +298,7 @@ function firstPerSession(ordered: RankedRow[]): RankedRow[] {
 }
 
 /** How many top fragments get the signals of query/relevance.ts. */
-export const RERANK_CANDIDATES = 30;
+const RERANK_CANDIDATES = 30;
 /**
  * Proximity needs the fragment's words: one verified read of its source line each (about 20–50
  * µs for a line of a few KB). Lines longer than this, and reads past the budget, go without (they
@@ -482,7 +482,7 @@ function narrows(f: SearchFilters): boolean {
  * the filters allow through its session index, and stops as soon as no unvisited session can
  * change the answer, or past this budget (then it says so: coverage.mode "recent").
  */
-export const FILTER_SCAN_BUDGET = 40_000;
+const FILTER_SCAN_BUDGET = 40_000;
 
 function filterOnlySearch(gate: Gate, request: SearchRequest, limit: number, started: number): SearchResult {
 	const { filters } = request;

@@ -12,7 +12,7 @@ import { fragmentTexts } from "./source-text.ts";
 export const DEFAULT_SESSIONS = 20;
 export const MAX_SESSIONS = 100;
 /** Characters of the first user message shown. */
-export const FIRST_MESSAGE_CHARS = 200;
+const FIRST_MESSAGE_CHARS = 200;
 
 export interface SessionSummary {
 	sessionId: string;
@@ -28,13 +28,13 @@ export interface SessionSummary {
 	firstUserMessage: string | null;
 }
 
-export interface SessionsRequest {
+interface SessionsRequest {
 	sinceMs?: number;
 	untilMs?: number;
 	limit?: number;
 }
 
-export interface SessionsResult {
+interface SessionsResult {
 	sessions: SessionSummary[];
 	/** Sessions in scope within the time range. */
 	total: number;

@@ -21,15 +21,15 @@ import { SORT_ORDERS, search } from "../query/search.ts";
 import { traceEvent } from "../query/trace.ts";
 
 /** pi's own limit for tool output. */
-export const TEXT_MAX_BYTES = 50 * 1024;
-export const TEXT_MAX_LINES = 2000;
+const TEXT_MAX_BYTES = 50 * 1024;
+const TEXT_MAX_LINES = 2000;
 export const TOOL_MAX_LIMIT = 50;
 
 const id = (what: string) => v.pipe(v.string(), v.minLength(1), v.maxLength(200), v.description(what));
 const sessionIdInput = (what: string) => id(`${what} A unique prefix of at least 8 characters also works.`);
 const stringList = (what: string) => v.optional(v.pipe(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(500))), v.maxLength(20), v.description(what)));
 
-export const SearchInput = v.strictObject({
+const SearchInput = v.strictObject({
 	query: v.optional(
 		v.pipe(
 			v.string(),
@@ -60,7 +60,7 @@ export const SearchInput = v.strictObject({
 	),
 });
 
-export const ReadInput = v.strictObject({
+const ReadInput = v.strictObject({
 	sessionId: sessionIdInput("Session id from a search hit."),
 	entryId: id("Entry id from a search hit"),
 	fragmentId: v.optional(id("Fragment to read a window of, e.g. the hit's fragmentId (tool.result#0)")),
@@ -74,13 +74,13 @@ export const ReadInput = v.strictObject({
 	),
 });
 
-export const SessionsInput = v.strictObject({
+const SessionsInput = v.strictObject({
 	since: v.optional(v.pipe(v.string(), v.maxLength(40), v.description("Sessions active at or after: ISO date/time, or relative like 30m, 12h, 7d, 2w"))),
 	until: v.optional(v.pipe(v.string(), v.maxLength(40), v.description("Sessions begun before: same forms as since"))),
 	limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(TOOL_MAX_LIMIT), v.description("Maximum sessions (default 20)"))),
 });
 
-export const TraceInput = v.strictObject({
+const TraceInput = v.strictObject({
 	sessionId: sessionIdInput("Session id from a search hit."),
 	entryId: id("Entry id from a search hit"),
 });
@@ -101,7 +101,7 @@ const EventViewSchema = v.looseObject({
 });
 const FreshnessSchema = v.looseObject({ synced: v.boolean(), pendingFiles: v.number(), problems: v.array(v.string()) });
 
-export const SearchOutput = v.looseObject({
+const SearchOutput = v.looseObject({
 	hits: v.array(
 		v.looseObject({
 			sessionId: v.string(),
@@ -136,7 +136,7 @@ export const SearchOutput = v.looseObject({
 	}),
 });
 
-export const ReadOutput = v.looseObject({
+const ReadOutput = v.looseObject({
 	event: EventViewSchema,
 	session: v.looseObject({ sessionId: v.string(), cwd: nullableString, file: v.string() }),
 	content: v.array(v.looseObject({ fragmentId: v.string(), kind: v.string(), chars: v.number(), text: v.string(), truncated: v.boolean() })),
@@ -145,7 +145,7 @@ export const ReadOutput = v.looseObject({
 	neighbours: v.looseObject({ order: v.string(), before: v.array(EventViewSchema), after: v.array(EventViewSchema), alternatives: v.array(EventViewSchema) }),
 });
 
-export const SessionsOutput = v.looseObject({
+const SessionsOutput = v.looseObject({
 	sessions: v.array(
 		v.looseObject({
 			sessionId: v.string(),
@@ -163,7 +163,7 @@ export const SessionsOutput = v.looseObject({
 	freshness: FreshnessSchema,
 });
 
-export const TraceOutput = v.looseObject({
+const TraceOutput = v.looseObject({
 	target: EventViewSchema,
 	parent: v.nullable(EventViewSchema),
 	children: v.array(EventViewSchema),

@@ -64,7 +64,7 @@ interface ParseOutput<E extends ParsedEntry> {
 }
 
 /** Where the lines come from and how entries become events. */
-export interface ParseContext<E extends ParsedEntry> {
+interface ParseContext<E extends ParsedEntry> {
 	/** The session file (for locators and diagnostics). */
 	file: string;
 	/** Whether an entry id is already taken in this session (earlier in this batch or already indexed). */

@@ -60,7 +60,7 @@ const SESSION_COLUMNS =
 	"s.session_key, s.session_id, s.version, s.cwd, s.cwd_real, s.created, s.parent_session, s.parent_real, s.name, s.entry_count, s.leaf_entry, f.path, f.real_path";
 
 /** Semantic kinds that make an event part of the conversation (read --only conversation). */
-export const CONVERSATION_KINDS = ["user.text", "assistant.text", "session.name", "summary.compaction", "summary.branch"] as const;
+const CONVERSATION_KINDS = ["user.text", "assistant.text", "session.name", "summary.compaction", "summary.branch"] as const;
 const CONVERSATIONAL = `EXISTS (SELECT 1 FROM fragments f WHERE f.event_key = e.event_key AND f.kind IN (${CONVERSATION_KINDS.map((k) => `'${k}'`).join(", ")}))`;
 
 export class EventStore {

@@ -9,7 +9,7 @@ import type { Database, SQLQueryBindings } from "bun:sqlite";
 import { filterSql, type RankedRow, type SqlFilters } from "./search.ts";
 
 /** A condition on the sessions table `s` (the caller's scope, rendered by auth/scope-sql.ts), with its parameters. */
-export interface SessionCondition {
+interface SessionCondition {
 	sql: string;
 	params: SQLQueryBindings[];
 }

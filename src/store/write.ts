@@ -18,7 +18,7 @@ import { fragmentWeight } from "../project/weights.ts";
  * word of it took a quarter of a cold index (measured on a bench subset), and
  * what a person looks for by another form of a word is what was said or done, not the log line.
  */
-export const FORMS_KINDS: ReadonlySet<SemanticKind> = new Set([
+const FORMS_KINDS: ReadonlySet<SemanticKind> = new Set([
 	"user.text",
 	"assistant.text",
 	"session.name",

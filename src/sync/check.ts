@@ -24,11 +24,11 @@ import type { FileObservation, IndexWriter } from "../store/write.ts";
 import { knownFiles } from "./observations.ts";
 
 /** Files whose last seen mtime is this recent are stat'ed on every check. */
-export const HOT_WINDOW_MS = 24 * 60 * 60 * 1000;
+const HOT_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** Older files stat'ed per syncing check, continuing in key order. */
-export const IDLE_SLICE = 200;
+const IDLE_SLICE = 200;
 /** A sync runs a full check when the last one is older than this: the bound for appends to idle sessions. */
-export const FULL_CHECK_EVERY_MS = 10 * 60 * 1000;
+const FULL_CHECK_EVERY_MS = 10 * 60 * 1000;
 /** A directory changed this shortly before it was listed is listed again next time. */
 const RACY_MS = 2000;
 
@@ -42,7 +42,7 @@ export interface CheckPolicy {
 	fullEveryMs?: number;
 }
 
-export interface ListedDir {
+interface ListedDir {
 	path: string;
 	sourceDir: string;
 	/** The directory's stat taken before it was listed. */
@@ -53,7 +53,7 @@ export interface ListedDir {
 	subdirs: string[] | null;
 }
 
-export interface SourceCheck {
+interface SourceCheck {
 	mode: "full" | "incremental";
 	found: Discovery;
 	/** The index rows this check covers, by path: only these can be found changed or gone. */

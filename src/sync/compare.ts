@@ -11,7 +11,7 @@ import { type CheckPolicy, checkSources } from "./check.ts";
 import { confirmedGone } from "./deletion.ts";
 import { knownFiles, unchangedSince } from "./observations.ts";
 
-export interface SourceComparison {
+interface SourceComparison {
 	mode: "full" | "incremental";
 	/** Files new or changed since they were indexed. */
 	pending: string[];

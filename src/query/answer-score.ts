@@ -37,9 +37,18 @@ export interface Occurrences {
 	n: number;
 }
 
-/** Relevance per fragment key, larger is better (0 when no query token occurs in a weighted column). */
-export function scoreFragments(candidates: readonly ScoredCandidate[], occurrences: readonly Occurrences[]): Map<number, number> {
+/**
+ * Relevance per fragment key, larger is better (0 when no query token occurs in a weighted column).
+ * `common` tokens (too frequent in the index to count: store/search.ts) count as one occurrence
+ * in the text of every candidate: BM25 would give such a word almost no weight anyway.
+ */
+export function scoreFragments(
+	candidates: readonly ScoredCandidate[],
+	occurrences: readonly Occurrences[],
+	common: readonly string[] = [],
+): Map<number, number> {
 	const byKey = new Map(candidates.map((c) => [c.frag_key, c]));
+	if (common.length > 0) occurrences = [...occurrences, ...candidates.flatMap((c) => common.map((term) => ({ doc: c.frag_key, col: "body", term, n: 1 })))];
 	// As FTS5's bm25(): per term, the column-weighted occurrence count, saturated once.
 	const freq = new Map<number, Map<string, number>>();
 	for (const o of occurrences) {

@@ -233,7 +233,8 @@ function rankCandidates(
 		// With each event's time: the tie-break (newest first) orders equal scores without hydrating them.
 		const ranked = scoped.rank(FULL_RANK_LIMIT, { scopeInSql, withTime: true });
 		const tokens = [...new Set(parsed.terms.flatMap((t) => [...t.tokens, ...t.alternatives.flatMap(alternativeTokens)]))];
-		const relevance = scoreFragments(ranked, scoped.termOccurrences(ranked, tokens));
+		const { occurrences, common } = scoped.termOccurrences(ranked, tokens);
+		const relevance = scoreFragments(ranked, occurrences, common);
 		for (const r of ranked) r.score = -(relevance.get(r.frag_key) ?? 0);
 		return { ranked, mode: "full", rankedShare: 1 };
 	}

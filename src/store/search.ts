@@ -251,20 +251,37 @@ export function eventsWithFailedCalls(db: Database, eventKeys: readonly number[]
 }
 
 /**
- * How often each of these index tokens occurs in each column of these fragments (FTS5's
- * `instance` vocabulary: positions, readable from a contentless table too). Its cost is about
- * that of bm25() on the same terms: it walks each token's posting list.
+ * Above this many fragments holding a token (anywhere in the index), its occurrences are not
+ * walked: FTS5's `instance` vocabulary has no document filter, so counting a token in a few
+ * candidates reads every position of it in the whole index (about 0.14 µs each: a word like
+ * `the` or `error` costs hundreds of milliseconds at 1 GB, seconds at 5 GB).
  */
-export function termOccurrences(db: Database, fragKeys: readonly number[], tokens: readonly string[]): { doc: number; col: string; term: string; n: number }[] {
-	if (fragKeys.length === 0 || tokens.length === 0) return [];
+export const OCCURRENCE_WALK_LIMIT = 10_000;
+
+/**
+ * How often each of these index tokens occurs in each column of these fragments (FTS5's
+ * `instance` vocabulary: positions, readable from a contentless table too), for tokens held by at
+ * most OCCURRENCE_WALK_LIMIT fragments; the others are returned as `common` (the caller counts
+ * them as present once). Deciding which tokens are common costs a capped count per token.
+ */
+export function termOccurrences(
+	db: Database,
+	fragKeys: readonly number[],
+	tokens: readonly string[],
+): { occurrences: { doc: number; col: string; term: string; n: number }[]; common: string[] } {
+	if (fragKeys.length === 0 || tokens.length === 0) return { occurrences: [], common: [] };
+	const common = tokens.filter((t) => countMatches(db, `"${t.replaceAll('"', '""')}"`, OCCURRENCE_WALK_LIMIT + 1) > OCCURRENCE_WALK_LIMIT);
+	const walked = tokens.filter((t) => !common.includes(t));
+	if (walked.length === 0) return { occurrences: [], common };
 	db.run("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_instance USING fts5vocab(main, 'fts', 'instance')");
-	return db
+	const occurrences = db
 		.query(
 			`SELECT doc, col, term, count(*) AS n FROM temp.fts_instance
 			 WHERE term IN (SELECT value FROM json_each(?1)) AND doc IN (SELECT value FROM json_each(?2))
 			 GROUP BY doc, col, term`,
 		)
-		.all(JSON.stringify(tokens), JSON.stringify(fragKeys)) as { doc: number; col: string; term: string; n: number }[];
+		.all(JSON.stringify(walked), JSON.stringify(fragKeys)) as { doc: number; col: string; term: string; n: number }[];
+	return { occurrences, common };
 }
 
 /** Number of fragments matching the expression, counting at most `cap` (cheap: no ranking, no joins). */

@@ -10,6 +10,7 @@ import { toSearchFilters } from "../../src/query/filters.ts";
 import { PiEventsError } from "../../src/errors.ts";
 import { SNIPPET_CHARS } from "../../src/query/snippet.ts";
 import { DEFAULT_LIMIT, FULL_RANK_LIMIT, MAX_LIMIT, type SearchFilters, search } from "../../src/query/search.ts";
+import { OCCURRENCE_WALK_LIMIT, termOccurrences } from "../../src/store/search.ts";
 import { cleanupTempDirs, makeTempDir, PI_FIXTURES, piFixture } from "../helpers/temp.ts";
 import {
 	assistantEntry,
@@ -498,6 +499,7 @@ describe("the bounded common-term path", () => {
 		expect(n).toBe(SESSIONS * PER_SESSION);
 		expect(n).toBeGreaterThan(20_000);
 		expect(n).toBeGreaterThan(FULL_RANK_LIMIT);
+		expect(n).toBeGreaterThan(OCCURRENCE_WALK_LIMIT);
 	});
 
 	test("a very common term is ranked over recent windows, with hits, quickly", () => {
@@ -528,6 +530,17 @@ describe("the bounded common-term path", () => {
 		expect(r.coverage.mode).toBe("full");
 		expect(r.coverage.rankedShare).toBe(1);
 		expect(ids(r)).toEqual(["0000eeee-0000-4000-8000-000000000007/e7x3"]);
+	});
+
+	test("a token held by more fragments than the walk limit is counted as present, not walked; a selective one is walked", () => {
+		const uniq = big.db.query("SELECT rowid FROM fts WHERE fts MATCH 'uniqs7e3'").all() as { rowid: number }[];
+		expect(uniq.length).toBeGreaterThan(0);
+		const keys = uniq.map((r) => r.rowid);
+		const { occurrences, common } = termOccurrences(big.db, keys, ["commonword", "uniqs7e3"]);
+		expect(common).toEqual(["commonword"]);
+		expect(occurrences.length).toBeGreaterThan(0);
+		expect(new Set(occurrences.map((o) => o.term))).toEqual(new Set(["uniqs7e3"]));
+		for (const o of occurrences) expect(keys).toContain(o.doc);
 	});
 
 	test("a selective query is ranked in full", () => {

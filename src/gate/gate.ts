@@ -14,7 +14,8 @@
  *
  *   // Search: the scope is inside every statement that reads fragments.
  *   const scoped = gate.search(userMatch, filters, { includeDerived });   // null: nothing admitted
- *   scoped.count(cap) / scoped.fewUnscopedMatches(n) / scoped.rank(limit, { order, withTime, scopeInSql })
+ *   scoped.count(cap, range?) / scoped.fewUnscopedMatches(n) / scoped.rank(limit, { order, withTime, scopeInSql, range })
+ *   scoped.tokenCount(expr, cap) / scoped.window(fragments, order)   (bounding the cost of common words)
  *   scoped.hydrate(ranked) / scoped.matchedPerEvent(rows) / scoped.failedCallEvents(keys)
  *   scoped.occurs(expr) (explaining an empty answer; never looks past the cutoff)
  *
@@ -53,13 +54,15 @@ import {
 	type RankedRow,
 	type RankOptions,
 	rankFragments,
+	type RowidRange,
+	sessionWindow,
 	type SqlFilters,
 	termOccurrences,
 } from "../store/search.ts";
 import { filteredFragmentsOfSessions, type SessionSummaryRow, sessionIdsWithPrefix, sessionsWhere } from "../store/listing.ts";
 import { cwdOfIndexedFile } from "../store/status.ts";
 
-export type { CandidateRow, EventRow, FragmentRow, RankedRow, SessionRow, SessionSummaryRow };
+export type { CandidateRow, EventRow, FragmentRow, RankedRow, RowidRange, SessionRow, SessionSummaryRow };
 
 /** Shortest session id prefix accepted in place of a full id. */
 const MIN_ID_PREFIX = 8;
@@ -361,9 +364,33 @@ export class ScopedSearch {
 		private readonly plan: { userMatch: string; match: string; rule: SessionRule; cutoff: Cutoff | null; sql: SqlFilters },
 	) {}
 
-	/** In-scope matching fragments, counting at most `cap`. */
-	count(cap: number): number {
-		return countMatches(this.db, this.plan.match, cap);
+	/** In-scope matching fragments, counting at most `cap` (only in `range`, when given). */
+	count(cap: number, range?: RowidRange): number {
+		return countMatches(this.db, this.plan.match, cap, range);
+	}
+
+	/** The rule without the targeted current session: what it holds after its cutoff must not show. */
+	private ruleWithoutCurrent(): SessionRule {
+		const { rule, cutoff } = this.plan;
+		return cutoff ? { ...rule, excludeSessionIds: [...rule.excludeSessionIds, cutoff.sessionId] } : rule;
+	}
+
+	/**
+	 * How many in-scope fragments match `expr` (an FTS expression of one query token), counting at
+	 * most `cap`: what a search's cost is judged by. The targeted current session is left out.
+	 */
+	tokenCount(expr: string, cap: number): number {
+		const match = scopedMatch(expr, this.ruleWithoutCurrent(), { excludeDerived: this.excludesDerived });
+		return match === null ? 0 : countMatches(this.db, match, cap);
+	}
+
+	/**
+	 * The rowid range of the newest (or oldest) in-scope sessions holding at least `fragments`
+	 * fragments; null when the whole scope holds fewer. Read from admitted sessions only (the
+	 * targeted current session counted as empty), so it depends on nothing outside the scope.
+	 */
+	window(fragments: number, order: "newest" | "oldest"): RowidRange | null {
+		return sessionWindow(this.db, sessionRuleSql(this.ruleWithoutCurrent()), fragments, order);
 	}
 
 	/** Whether the user's terms alone match at most `limit` fragments (then the scope may go in SQL). */
@@ -404,12 +431,10 @@ export class ScopedSearch {
 	 * explaining an empty answer (a boolean, from a capped count). The targeted current session is
 	 * left out entirely: whether a term occurs after its cutoff must not show.
 	 */
-	occurs(expr: string, options: { includeDerived?: boolean } = {}): boolean {
-		const { rule, cutoff } = this.plan;
-		const withoutCurrent = cutoff ? { ...rule, excludeSessionIds: [...rule.excludeSessionIds, cutoff.sessionId] } : rule;
+	occurs(expr: string, options: { includeDerived?: boolean; range?: RowidRange } = {}): boolean {
 		const excludeDerived = options.includeDerived === true ? false : this.excludesDerived;
-		const match = scopedMatch(expr, withoutCurrent, { excludeDerived });
-		return match !== null && countMatches(this.db, match, 1) > 0;
+		const match = scopedMatch(expr, this.ruleWithoutCurrent(), { excludeDerived });
+		return match !== null && countMatches(this.db, match, 1, options.range) > 0;
 	}
 
 	/** How often each query token occurs in each column of these ranked (so in-scope) fragments. */

@@ -7,13 +7,13 @@
  */
 import type { Database } from "bun:sqlite";
 import type { Scope } from "../auth/scope.ts";
-import { type CandidateRow, Gate, type RankedRow, type ScopedSearch, type SearchFilters, type SessionSummaryRow } from "../gate/gate.ts";
+import { type CandidateRow, Gate, type RankedRow, type RowidRange, type ScopedSearch, type SearchFilters, type SessionSummaryRow } from "../gate/gate.ts";
 import { PiEventsError } from "../errors.ts";
 import type { BranchState, ContextRole, SelectionState, SemanticKind } from "../model.ts";
 import { type Highlight, makeSnippet } from "./snippet.ts";
 import { isoTime } from "../project/projector.ts";
 import { ERROR_BOOST } from "../project/weights.ts";
-import { alternativeTokens, type ParsedQuery, parseQuery } from "./fts.ts";
+import { alternativeTokens, type ParsedQuery, parseQuery, tokenExpressions } from "./fts.ts";
 import { scoreFragments, shareOfBest } from "./answer-score.ts";
 import { fragmentTexts } from "./source-text.ts";
 import { evidenceFactor, proseShare, proximityFactor, type SignalTerm, snippetTokens, textSignals } from "./relevance.ts";
@@ -30,6 +30,20 @@ export const FULL_RANK_LIMIT = 4_000;
 const RECENT_MATCHES = 1_000;
 /** Up to this many matches of the unscoped terms, rank them unscoped and filter the scope in SQL. */
 const UNSCOPED_RANK_LIMIT = 8_000;
+/**
+ * A query term is common when even its rarest word is held by more than this many in-scope
+ * fragments. FTS5 finds fragments holding several words (a phrase, an AND) by walking the
+ * postings they share, so a query of common terms only costs little when it matches much (the
+ * capped count stops early); with few joint matches (a rare phrase of common words) it would walk
+ * them all: O(history).
+ */
+export const COMMON_TERM_FRAGMENTS = 10_000;
+/**
+ * A query whose terms are all common is searched only in the newest (with `--sort oldest`, the
+ * oldest) in-scope sessions holding at least this many fragments: its cost is then bounded by
+ * this window, not by the history.
+ */
+export const SEARCH_WINDOW_FRAGMENTS = 100_000;
 
 export type { SearchFilters };
 
@@ -49,6 +63,14 @@ interface SearchRequest {
 	groupBy?: "session";
 	/** Words match as typed only, no other word forms. */
 	exact?: boolean;
+	/** The cost bounds (tests use smaller ones on small indexes; defaults otherwise). */
+	bounds?: Partial<SearchBounds>;
+}
+
+/** When a query counts as made of common terms only, and how large the window it is searched in. */
+export interface SearchBounds {
+	commonTermFragments: number;
+	windowFragments: number;
 }
 
 const notEmpty = (): Pick<SearchCoverage, "emptyBecause" | "unmatchedTerms"> => ({ emptyBecause: null, unmatchedTerms: [] });
@@ -93,7 +115,11 @@ export interface Hit {
 }
 
 export interface SearchCoverage {
-	/** "full": every in-scope match was ranked; "recent": very common terms, only the newest RECENT_MATCHES were ranked. */
+	/**
+	 * "full": every in-scope match was ranked; "recent": very common terms, only the newest
+	 * RECENT_MATCHES were ranked, or a query of common words only, searched in the newest sessions
+	 * holding SEARCH_WINDOW_FRAGMENTS fragments.
+	 */
 	mode: "full" | "recent";
 	/** Matching events that the scope and every filter allow: exact in full mode, else a lower bound (those in the ranked window). */
 	estimatedMatches: number;
@@ -146,12 +172,15 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 	const scoped = gate.search(parsed.match, request.filters, { includeDerived: request.includeDerived });
 	if (scoped === null) return nothingInScope(parsed, started);
 
-	// Counting in-scope matches is cheap (no ranking, no joins) and capped: it only decides how to rank.
-	const counted = scoped.count(FULL_RANK_LIMIT + 1);
-	const complete = counted <= FULL_RANK_LIMIT;
 	const sort = request.sort ?? "relevance";
 	const grouped = request.groupBy === "session";
-	const { ranked, mode, rankedShare } = rankCandidates(scoped, parsed, complete, sort);
+	// Only common terms, which may share few fragments: search the newest sessions' window only.
+	const bounds: SearchBounds = { commonTermFragments: COMMON_TERM_FRAGMENTS, windowFragments: SEARCH_WINDOW_FRAGMENTS, ...request.bounds };
+	const range = onlyCommonTerms(scoped, parsed, bounds.commonTermFragments) ? scoped.window(bounds.windowFragments, sort === "oldest" ? "oldest" : "newest") : null;
+	// Counting in-scope matches is cheap (no ranking, no joins) and capped: it only decides how to rank.
+	const counted = scoped.count(FULL_RANK_LIMIT + 1, range ?? undefined);
+	const complete = counted <= FULL_RANK_LIMIT;
+	const { ranked, mode, rankedShare } = rankCandidates(scoped, parsed, complete, sort, range);
 
 	// Signals BM25 cannot see (conversational evidence, proximity), from the top candidates' source text.
 	const forms = new WordForms();
@@ -175,7 +204,7 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 		rankedShare,
 		filterOnly: false,
 		ignoredTerms: parsed.ignored,
-		...(rows.length > 0 ? notEmpty() : explainEmpty(scoped, parsed, counted)),
+		...(rows.length > 0 ? notEmpty() : explainEmpty(scoped, parsed, counted, range)),
 	};
 	const matched = scoped.matchedPerEvent(rows);
 	// The best relevance among all candidates: a hit's score is its share of it.
@@ -212,38 +241,71 @@ function nothingInScope(parsed: ParsedQuery, started: number): SearchResult {
 }
 
 /**
+ * Whether the query needs several words in one fragment and every term is common in scope (its
+ * alternatives' rarest words are held by more than `common` fragments): then counting its matches
+ * may walk every fragment holding the words. Capped in-scope counts, one per word, each stopping
+ * at `common` + 1.
+ */
+function onlyCommonTerms(scoped: ScopedSearch, parsed: ParsedQuery, common: number): boolean {
+	// One word (in each alternative) is one posting list: the capped count stops early whatever it holds.
+	const severalWords = parsed.terms.length > 1 || parsed.terms.some((t) => t.alternatives.some((a) => alternativeTokens(a).length > 1));
+	if (!severalWords) return false;
+	const counts = new Map<string, number>();
+	const count = (expr: string) => {
+		let n = counts.get(expr);
+		if (n === undefined) counts.set(expr, (n = scoped.tokenCount(expr, common + 1)));
+		return n;
+	};
+	return parsed.terms.every((term) => {
+		// A term matches no more fragments than the sum, over its alternatives, of each one's rarest word.
+		let bound = 0;
+		for (const alternative of term.alternatives) {
+			const words = tokenExpressions(alternative);
+			if (words.length === 0) continue;
+			bound += Math.min(...words.map(count));
+			if (bound > common) return true;
+		}
+		return false;
+	});
+}
+
+/**
  * The in-scope candidates: every match the filters allow when there are at most FULL_RANK_LIMIT
- * (`complete`), scored; otherwise a window of RECENT_MATCHES in index order.
+ * (`complete`), scored; otherwise a window of RECENT_MATCHES in index order. With a `range` (a
+ * query of common terms only), only the matches in that window of sessions, and the coverage says
+ * so (mode "recent", the share of all matches unknown).
  */
 function rankCandidates(
 	scoped: ScopedSearch,
 	parsed: ParsedQuery,
 	complete: boolean,
 	sort: NonNullable<SearchRequest["sort"]>,
+	range: RowidRange | null,
 ): { ranked: RankedRow[]; mode: SearchCoverage["mode"]; rankedShare: number | null } {
 	if (complete) {
 		// Intersecting with a wide scope's tokens inside FTS5 can cost more than the query: when the
 		// user's terms alone match few fragments, the gate matches them alone and applies the same
-		// scope rule in SQL. The candidates are the same in-scope rows either way.
-		const scopeInSql = scoped.fewUnscopedMatches(UNSCOPED_RANK_LIMIT);
+		// scope rule in SQL. The candidates are the same in-scope rows either way. (Within a window,
+		// counting the unscoped terms would walk the whole history: the scope stays in the MATCH.)
+		const scopeInSql = range === null && scoped.fewUnscopedMatches(UNSCOPED_RANK_LIMIT);
 		// Every in-scope match that the filters allow (at most FULL_RANK_LIMIT): exact counts,
 		// grouping and time order need them all, and all of them are scored to sort. Each from its
 		// own term counts and length alone (answer-score.ts), never bm25(), whose statistics cover
 		// every workspace in the index.
 		// With each event's time: the tie-break (newest first) orders equal scores without hydrating them.
-		const ranked = scoped.rank(FULL_RANK_LIMIT, { scopeInSql, withTime: true });
+		const ranked = scoped.rank(FULL_RANK_LIMIT, { scopeInSql, withTime: true, range: range ?? undefined });
 		const tokens = [...new Set(parsed.terms.flatMap((t) => [...t.tokens, ...t.alternatives.flatMap(alternativeTokens)]))];
 		const { occurrences, common } = scoped.termOccurrences(ranked, tokens);
 		const relevance = scoreFragments(ranked, occurrences, common);
 		for (const r of ranked) r.score = -(relevance.get(r.frag_key) ?? 0);
-		return { ranked, mode: "full", rankedShare: 1 };
+		return range === null ? { ranked, mode: "full", rankedShare: 1 } : { ranked, mode: "recent", rankedShare: null };
 	}
 	// Very common terms: the newest (or, sorting oldest first, the oldest) RECENT_MATCHES in-scope
 	// matches that the filters allow, by index order (rowids grow with sessions in creation order).
-	const ranked = scoped.rank(RECENT_MATCHES, { order: sort === "oldest" ? "oldest" : "newest", withTime: true });
+	const ranked = scoped.rank(RECENT_MATCHES, { order: sort === "oldest" ? "oldest" : "newest", withTime: true, range: range ?? undefined });
 	// The window held every match the filters allow; otherwise counting stopped past
 	// FULL_RANK_LIMIT (an exact count of 150,000 matches costs ~5 ms) and the share is unknown.
-	return ranked.length < RECENT_MATCHES ? { ranked, mode: "full", rankedShare: 1 } : { ranked, mode: "recent", rankedShare: null };
+	return ranked.length < RECENT_MATCHES && range === null ? { ranked, mode: "full", rankedShare: 1 } : { ranked, mode: "recent", rankedShare: null };
 }
 
 /**
@@ -251,11 +313,13 @@ function rankCandidates(
  * only). With a targeted current session, its events are left out of the explanation: whether a
  * term occurs after the invocation cutoff must not show.
  */
-function explainEmpty(scoped: ScopedSearch, parsed: ParsedQuery, counted: number): Pick<SearchCoverage, "emptyBecause" | "unmatchedTerms"> {
+function explainEmpty(scoped: ScopedSearch, parsed: ParsedQuery, counted: number, window: RowidRange | null): Pick<SearchCoverage, "emptyBecause" | "unmatchedTerms"> {
+	// With a window (common terms only), the explanation is about that window, like the answer.
+	const range = window ?? undefined;
 	if (!scoped.cutoffApplies && counted > 0) return { emptyBecause: "filters", unmatchedTerms: [] };
-	if (scoped.cutoffApplies && scoped.occurs(parsed.match)) return { emptyBecause: "filters", unmatchedTerms: [] };
-	if (scoped.excludesDerived && scoped.occurs(parsed.match, { includeDerived: true })) return { emptyBecause: "derived", unmatchedTerms: [] };
-	const unmatched = parsed.terms.filter((t) => !scoped.occurs(t.alternatives.join(" OR "))).map((t) => t.text);
+	if (scoped.cutoffApplies && scoped.occurs(parsed.match, { range })) return { emptyBecause: "filters", unmatchedTerms: [] };
+	if (scoped.excludesDerived && scoped.occurs(parsed.match, { includeDerived: true, range })) return { emptyBecause: "derived", unmatchedTerms: [] };
+	const unmatched = parsed.terms.filter((t) => !scoped.occurs(t.alternatives.join(" OR "), { range })).map((t) => t.text);
 	return unmatched.length > 0 ? { emptyBecause: "terms", unmatchedTerms: unmatched } : { emptyBecause: "together", unmatchedTerms: [] };
 }
 

@@ -158,6 +158,28 @@ export interface RankOptions {
 	sessionLevel?: boolean;
 	/** Also return each event's time (for time order). */
 	withTime?: boolean;
+	/** Only fragments in this rowid range (a window of the newest or oldest sessions). */
+	range?: RowidRange;
+}
+
+/** Fragment rowids from `from` to `to` (inclusive; either end open when absent). */
+export interface RowidRange {
+	from?: number;
+	to?: number;
+}
+
+function rangeSql(range: RowidRange | undefined, column: string): { sql: string; params: number[] } {
+	const sql: string[] = [];
+	const params: number[] = [];
+	if (range?.from !== undefined) {
+		sql.push(`${column} >= ?`);
+		params.push(range.from);
+	}
+	if (range?.to !== undefined) {
+		sql.push(`${column} <= ?`);
+		params.push(range.to);
+	}
+	return { sql: sql.map((c) => ` AND ${c}`).join(""), params };
 }
 
 /**
@@ -167,15 +189,16 @@ export interface RankOptions {
 export function rankFragments(db: Database, match: string, filters: SqlFilters, limit: number, options: RankOptions = {}): RankedRow[] {
 	const { order = "newest", sessionLevel = false, withTime = false } = options;
 	const { where, params, needsEvents } = filterSql(filters, sessionLevel);
+	const range = rangeSql(options.range, "fts.rowid");
 	const sql = `
 		SELECT fts.rowid AS frag_key, -f.weight AS score, f.weight, f.full_length AS length, f.event_key, f.session_key, f.kind${withTime ? ", e.ts_ms" : ""}
 		FROM fts
 		JOIN fragments f ON f.frag_key = fts.rowid
 		${needsEvents || withTime ? "JOIN events e ON e.event_key = f.event_key" : ""}
-		WHERE fts MATCH ? AND ${where}
+		WHERE fts MATCH ?${range.sql} AND ${where}
 		ORDER BY fts.rowid ${order === "oldest" ? "ASC" : "DESC"}
 		LIMIT ?`;
-	return db.query(sql).all(match, ...params, limit) as RankedRow[];
+	return db.query(sql).all(match, ...range.params, ...params, limit) as RankedRow[];
 }
 
 /** Everything a hit shows, for a handful of ranked fragments (in ranked order). */
@@ -284,7 +307,34 @@ export function termOccurrences(
 	return { occurrences, common };
 }
 
-/** Number of fragments matching the expression, counting at most `cap` (cheap: no ranking, no joins). */
-export function countMatches(db: Database, match: string, cap: number): number {
-	return (db.query("SELECT count(*) AS n FROM (SELECT 1 FROM fts WHERE fts MATCH ?1 LIMIT ?2)").get(match, cap) as { n: number }).n;
+/**
+ * Number of fragments matching the expression, counting at most `cap` (cheap: no ranking, no
+ * joins), optionally only in a rowid range (FTS5 seeks each token's postings to the range).
+ */
+export function countMatches(db: Database, match: string, cap: number, range?: RowidRange): number {
+	const r = rangeSql(range, "rowid");
+	return (db.query(`SELECT count(*) AS n FROM (SELECT 1 FROM fts WHERE fts MATCH ?${r.sql} LIMIT ?)`).get(match, ...r.params, cap) as { n: number }).n;
+}
+
+/**
+ * The rowid range of the newest (or oldest) admitted sessions, in index order, that hold at least
+ * `fragments` fragments: from the first fragment of the last session taken (newest), or up to the
+ * last fragment of the last session taken (oldest). Null when all admitted sessions together hold
+ * fewer. Only admitted sessions are read, so the range depends on nothing outside the rule.
+ */
+export function sessionWindow(db: Database, where: { sql: string; params: SQLQueryBindings[] }, fragments: number, order: "newest" | "oldest"): RowidRange | null {
+	const sessions = db.query(`SELECT s.session_key, s.fragment_count FROM sessions s WHERE ${where.sql} ORDER BY s.session_key ${order === "oldest" ? "ASC" : "DESC"}`);
+	let held = 0;
+	let last: number | null = null;
+	for (const row of sessions.iterate(...where.params) as IterableIterator<{ session_key: number; fragment_count: number }>) {
+		held += row.fragment_count;
+		if (held >= fragments) {
+			last = row.session_key;
+			break;
+		}
+	}
+	if (last === null) return null;
+	const edge = db.query(`SELECT ${order === "oldest" ? "max" : "min"}(frag_key) AS k FROM fragments WHERE session_key = ?`).get(last) as { k: number | null };
+	if (edge.k === null) return null;
+	return order === "oldest" ? { to: edge.k } : { from: edge.k };
 }

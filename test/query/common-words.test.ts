@@ -1,0 +1,143 @@
+/**
+ * The bounded path for queries made of common words only (a rare phrase of common words, an AND
+ * of common words with few joint matches): searched in the newest (or oldest) in-scope sessions
+ * holding a window of fragments, with honest coverage, and an answer that depends on nothing
+ * outside the scope. Real session files, indexed; the bounds are scaled down (search's `bounds`)
+ * so that a small index exercises them.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { type SearchBounds, search } from "../../src/query/search.ts";
+import type { Scope } from "../../src/auth/scope.ts";
+import { cleanupTempDirs, makeTempDir } from "../helpers/temp.ts";
+import { buildIndex, ids, type TestIndex, UNSCOPED, userEntry, writeSession } from "./helpers.ts";
+
+const A = "/work/demo/common-a";
+const B = "/work/demo/common-b";
+const SESSIONS = 40;
+const PER_SESSION = 30; // 1,200 fragments in A; every one holds alpha, beta and gamma
+const BOUNDS: SearchBounds = { commonTermFragments: 200, windowFragments: 300 };
+const inA: Scope = { roots: [A], current: null };
+
+const sid = (ws: string, s: number) => `0000${ws}-0000-4000-8000-${String(s).padStart(12, "0")}`;
+const at = (s: number, i: number) => new Date(Date.UTC(2026, 0, 1) + s * 3_600_000 + i * 1000).toISOString();
+
+/** Text of entry i of session s: the three common words in their usual order, never "gamma alpha beta". */
+function text(s: number, i: number): string {
+	const extra = i % 2 === 0 ? "delta" : "epsilon";
+	return `alpha beta gamma ${extra} filler ${i} of ${s}`;
+}
+
+/** A's sessions; `withB`: B's sessions interleaved (one after each of A's), with the same words. */
+function writeCorpus(dir: string, withB: boolean): void {
+	for (let s = 0; s < SESSIONS; s++) {
+		const entries = [];
+		let parent: string | null = null;
+		for (let i = 0; i < PER_SESSION; i++) {
+			// The rare phrase of common words: once in the oldest session, once in the newest; and
+			// the rare AND ("delta epsilon" in one fragment) likewise.
+			let t = text(s, i);
+			if (i === 7 && (s === 0 || s === SESSIONS - 1)) t = `gamma alpha beta reversed once in session ${s}`;
+			if (i === 9 && (s === 0 || s === SESSIONS - 1)) t = `alpha beta gamma delta epsilon both in session ${s}`;
+			entries.push(userEntry(`a${s}x${i}`, parent, at(s, i), t));
+			parent = `a${s}x${i}`;
+		}
+		// File names in time order: sessions are indexed in creation order.
+		writeSession(dir, { id: sid("aaaa", s), cwd: A, timestamp: at(s, 0), entries }, `${at(s, 0).replaceAll(":", "-")}_${sid("aaaa", s)}`);
+		if (withB) {
+			const other = Array.from({ length: PER_SESSION }, (_, i) => userEntry(`b${s}x${i}`, i === 0 ? null : `b${s}x${i - 1}`, at(s, i + 100), `gamma alpha beta delta epsilon in b ${s} ${i}`));
+			writeSession(dir, { id: sid("bbbb", s), cwd: B, timestamp: at(s, 100), entries: other }, `${at(s, 100).replaceAll(":", "-")}_${sid("bbbb", s)}`);
+		}
+	}
+}
+
+let onlyA: TestIndex;
+let both: TestIndex;
+
+beforeAll(() => {
+	const dirA = join(makeTempDir("pi-events-common-a-"), "sessions");
+	writeCorpus(dirA, false);
+	onlyA = buildIndex([dirA]);
+	const dirAB = join(makeTempDir("pi-events-common-ab-"), "sessions");
+	writeCorpus(dirAB, true);
+	both = buildIndex([dirAB]);
+}, 60_000);
+
+afterAll(() => {
+	onlyA?.close();
+	both?.close();
+	cleanupTempDirs();
+});
+
+const find = (db: TestIndex["db"], query: string, opts: { scope?: Scope; sort?: "newest" | "oldest"; bounds?: Partial<SearchBounds> | null } = {}) =>
+	search(db, { query, filters: {}, limit: 20, scope: opts.scope ?? UNSCOPED, sort: opts.sort, bounds: opts.bounds === null ? undefined : (opts.bounds ?? BOUNDS) });
+
+describe("a query of common words only", () => {
+	test("the words are common and hold the rare phrase twice (the premise)", () => {
+		for (const w of ["alpha", "beta", "gamma"]) {
+			const n = (onlyA.db.query("SELECT count(*) AS n FROM fts WHERE fts MATCH ?").get(w) as { n: number }).n;
+			expect(n).toBeGreaterThan(BOUNDS.commonTermFragments);
+		}
+		// Without bounds (the index is far smaller than the default window) both are found, ranked in full.
+		const full = find(onlyA.db, '"gamma alpha beta"', { bounds: null });
+		expect(full.coverage.mode).toBe("full");
+		expect(full.coverage.rankedShare).toBe(1);
+		expect(ids(full).sort()).toEqual([`${sid("aaaa", 0)}/a0x7`, `${sid("aaaa", SESSIONS - 1)}/a${SESSIONS - 1}x7`].sort());
+	});
+
+	test("a rare phrase of common words is searched in the newest window only, and says so", () => {
+		const r = find(onlyA.db, '"gamma alpha beta"');
+		expect(ids(r)).toEqual([`${sid("aaaa", SESSIONS - 1)}/a${SESSIONS - 1}x7`]);
+		expect(r.coverage.mode).toBe("recent");
+		expect(r.coverage.matchesExact).toBe(false);
+		expect(r.coverage.rankedShare).toBeNull();
+		expect(r.coverage.estimatedMatches).toBe(1);
+	});
+
+	test("sorting oldest first searches the oldest window", () => {
+		const r = find(onlyA.db, '"gamma alpha beta"', { sort: "oldest" });
+		expect(ids(r)).toEqual([`${sid("aaaa", 0)}/a0x7`]);
+		expect(r.coverage.mode).toBe("recent");
+	});
+
+	test("an AND of common words with few joint matches is bounded the same way", () => {
+		const r = find(onlyA.db, "delta epsilon");
+		expect(ids(r)).toEqual([`${sid("aaaa", SESSIONS - 1)}/a${SESSIONS - 1}x9`]);
+		expect(r.coverage.mode).toBe("recent");
+		expect(r.coverage.rankedShare).toBeNull();
+	});
+
+	test("a common phrase with one selective word is ranked in full (its cost is bounded by that word)", () => {
+		const r = find(onlyA.db, '"beta gamma" reversed');
+		expect(r.coverage.mode).toBe("full");
+		expect(r.coverage.rankedShare).toBe(1);
+		expect(ids(r)).toHaveLength(0);
+		const hit = find(onlyA.db, '"gamma alpha" reversed');
+		expect(hit.coverage.mode).toBe("full");
+		expect(ids(hit)).toHaveLength(2);
+	});
+
+	test("a phrase only in older sessions: the empty answer is explained within the window searched", () => {
+		const r = find(onlyA.db, '"reversed once in session 0" alpha beta gamma', { bounds: { ...BOUNDS, commonTermFragments: 0 } });
+		expect(r.hits).toHaveLength(0);
+		expect(r.coverage.mode).toBe("recent");
+		expect(r.coverage.emptyBecause).toBe("terms");
+		expect(r.coverage.unmatchedTerms).toEqual(["reversed once in session 0"]);
+	});
+
+	test("the window is drawn from in-scope sessions: another workspace's newer sessions change nothing", () => {
+		for (const query of ['"gamma alpha beta"', "delta epsilon"]) {
+			for (const sort of [undefined, "newest", "oldest"] as const) {
+				const alone = find(onlyA.db, query, { scope: inA, sort });
+				const beside = find(both.db, query, { scope: inA, sort });
+				expect(ids(beside)).toEqual(ids(alone));
+				expect(beside.hits.map((h) => h.score)).toEqual(alone.hits.map((h) => h.score));
+				expect({ ...beside.coverage }).toEqual({ ...alone.coverage });
+				expect(alone.coverage.mode).toBe("recent");
+			}
+		}
+		// Unscoped, B's many matches of the phrase are found (and are common enough to rank the newest).
+		const all = find(both.db, '"gamma alpha beta"');
+		expect(all.hits.some((h) => h.sessionId.startsWith("0000bbbb"))).toBe(true);
+	});
+});

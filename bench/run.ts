@@ -335,6 +335,7 @@ const rareTerm = planted[0]![0];
 // 6. Searches, class by class.
 const [common1, common2] = [manifest.commonTerms[0] ?? "the", manifest.commonTerms[1] ?? "error"];
 const plantedPhrase = Object.keys(manifest.phrases)[0] ?? "quantum marmalade pipeline";
+const rarePhrase = rarePhraseOfCommonWords(manifest.commonTerms.length >= 3 ? manifest.commonTerms : ["the", "error", "function"]);
 const classes: {
 	name: string;
 	query: string;
@@ -353,6 +354,9 @@ const classes: {
 	{ name: `two very common words (\`${common1} ${common2}\`)`, query: `${common1} ${common2}`, rg: common1 },
 	{ name: `phrase of common words (\`"${common1} ${common2}"\`)`, query: `"${common1} ${common2}"`, rg: `${common1} ${common2}` },
 	{ name: `planted phrase (\`"${plantedPhrase}"\`)`, query: `"${plantedPhrase}"`, rg: plantedPhrase },
+	...(rarePhrase === null
+		? []
+		: [{ name: `rare phrase of common words (\`"${rarePhrase.phrase}"\`, ${fmtInt(rarePhrase.matches)} fragments in all)`, query: `"${rarePhrase.phrase}"`, rg: rarePhrase.phrase }]),
 	{
 		name: "filtered (1,000 matches, `--kind`, `--since`)",
 		query: planted[3]![0],
@@ -371,6 +375,21 @@ const classes: {
 	},
 ];
 const scope = { roots: null, current: null };
+
+/**
+ * A phrase of the corpus's common words (each in a large share of the fragments) that few
+ * fragments hold (1 to 4,000 in the whole index): without a bound, FTS5 walks every fragment
+ * holding all the words to check their positions. Found once here by an exact, unbounded count.
+ */
+function rarePhraseOfCommonWords(words: string[]): { phrase: string; matches: number } | null {
+	const [a, b, c] = words as [string, string, string];
+	const candidates = [`${c} ${b} ${a}`, `${b} ${a} ${c}`, `${c} ${a} ${b}`, `${a} ${c} ${b}`, `${b} ${c} ${a}`, `${a} ${b} ${c}`, `${b} ${a}`, `${c} ${a}`, `${c} ${b}`];
+	for (const phrase of candidates) {
+		const matches = (db.query("SELECT count(*) AS n FROM fts WHERE fts MATCH ?").get(`"${phrase}"`) as { n: number }).n;
+		if (matches >= 1 && matches <= 4_000) return { phrase, matches };
+	}
+	return null;
+}
 const classResults: ClassResult[] = [];
 for (const q of classes) {
 	const cliArgs = [...(q.cli ?? []), q.query];

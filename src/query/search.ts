@@ -43,7 +43,7 @@ export const COMMON_TERM_FRAGMENTS = 10_000;
  * oldest) in-scope sessions holding at least this many fragments: its cost is then bounded by
  * this window, not by the history.
  */
-export const SEARCH_WINDOW_FRAGMENTS = 100_000;
+export const SEARCH_WINDOW_FRAGMENTS = 20_000;
 
 export type { SearchFilters };
 
@@ -180,7 +180,7 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 	// Counting in-scope matches is cheap (no ranking, no joins) and capped: it only decides how to rank.
 	const counted = scoped.count(FULL_RANK_LIMIT + 1, range ?? undefined);
 	const complete = counted <= FULL_RANK_LIMIT;
-	const { ranked, mode, rankedShare } = rankCandidates(scoped, parsed, complete, sort, range);
+	const { ranked, mode, rankedShare } = complete && range !== null ? rankWindow(scoped, parsed, range) : rankCandidates(scoped, parsed, complete, sort);
 
 	// Signals BM25 cannot see (conversational evidence, proximity), from the top candidates' source text.
 	const forms = new WordForms();
@@ -270,42 +270,55 @@ function onlyCommonTerms(scoped: ScopedSearch, parsed: ParsedQuery, common: numb
 }
 
 /**
+ * Every in-scope match in a window of sessions (a query of common terms only, with at most
+ * FULL_RANK_LIMIT matches there), scored. The coverage says so: mode "recent", the share of all
+ * matches unknown. (With more matches in the window, the newest RECENT_MATCHES are ranked as for
+ * any very common query: they lie in the window.)
+ */
+function rankWindow(scoped: ScopedSearch, parsed: ParsedQuery, range: RowidRange): { ranked: RankedRow[]; mode: SearchCoverage["mode"]; rankedShare: number | null } {
+	const ranked = scoped.rank(FULL_RANK_LIMIT, { withTime: true, range });
+	scoreAll(scoped, parsed, ranked);
+	return { ranked, mode: "recent", rankedShare: null };
+}
+
+/** Score every candidate from its own term counts and length (answer-score.ts), in place. */
+function scoreAll(scoped: ScopedSearch, parsed: ParsedQuery, ranked: RankedRow[]): void {
+	const tokens = [...new Set(parsed.terms.flatMap((t) => [...t.tokens, ...t.alternatives.flatMap(alternativeTokens)]))];
+	const { occurrences, common } = scoped.termOccurrences(ranked, tokens);
+	const relevance = scoreFragments(ranked, occurrences, common);
+	for (const r of ranked) r.score = -(relevance.get(r.frag_key) ?? 0);
+}
+
+/**
  * The in-scope candidates: every match the filters allow when there are at most FULL_RANK_LIMIT
- * (`complete`), scored; otherwise a window of RECENT_MATCHES in index order. With a `range` (a
- * query of common terms only), only the matches in that window of sessions, and the coverage says
- * so (mode "recent", the share of all matches unknown).
+ * (`complete`), scored; otherwise a window of RECENT_MATCHES in index order.
  */
 function rankCandidates(
 	scoped: ScopedSearch,
 	parsed: ParsedQuery,
 	complete: boolean,
 	sort: NonNullable<SearchRequest["sort"]>,
-	range: RowidRange | null,
 ): { ranked: RankedRow[]; mode: SearchCoverage["mode"]; rankedShare: number | null } {
 	if (complete) {
 		// Intersecting with a wide scope's tokens inside FTS5 can cost more than the query: when the
 		// user's terms alone match few fragments, the gate matches them alone and applies the same
-		// scope rule in SQL. The candidates are the same in-scope rows either way. (Within a window,
-		// counting the unscoped terms would walk the whole history: the scope stays in the MATCH.)
-		const scopeInSql = range === null && scoped.fewUnscopedMatches(UNSCOPED_RANK_LIMIT);
+		// scope rule in SQL. The candidates are the same in-scope rows either way.
+		const scopeInSql = scoped.fewUnscopedMatches(UNSCOPED_RANK_LIMIT);
 		// Every in-scope match that the filters allow (at most FULL_RANK_LIMIT): exact counts,
 		// grouping and time order need them all, and all of them are scored to sort. Each from its
 		// own term counts and length alone (answer-score.ts), never bm25(), whose statistics cover
 		// every workspace in the index.
 		// With each event's time: the tie-break (newest first) orders equal scores without hydrating them.
-		const ranked = scoped.rank(FULL_RANK_LIMIT, { scopeInSql, withTime: true, range: range ?? undefined });
-		const tokens = [...new Set(parsed.terms.flatMap((t) => [...t.tokens, ...t.alternatives.flatMap(alternativeTokens)]))];
-		const { occurrences, common } = scoped.termOccurrences(ranked, tokens);
-		const relevance = scoreFragments(ranked, occurrences, common);
-		for (const r of ranked) r.score = -(relevance.get(r.frag_key) ?? 0);
-		return range === null ? { ranked, mode: "full", rankedShare: 1 } : { ranked, mode: "recent", rankedShare: null };
+		const ranked = scoped.rank(FULL_RANK_LIMIT, { scopeInSql, withTime: true });
+		scoreAll(scoped, parsed, ranked);
+		return { ranked, mode: "full", rankedShare: 1 };
 	}
 	// Very common terms: the newest (or, sorting oldest first, the oldest) RECENT_MATCHES in-scope
 	// matches that the filters allow, by index order (rowids grow with sessions in creation order).
-	const ranked = scoped.rank(RECENT_MATCHES, { order: sort === "oldest" ? "oldest" : "newest", withTime: true, range: range ?? undefined });
+	const ranked = scoped.rank(RECENT_MATCHES, { order: sort === "oldest" ? "oldest" : "newest", withTime: true });
 	// The window held every match the filters allow; otherwise counting stopped past
 	// FULL_RANK_LIMIT (an exact count of 150,000 matches costs ~5 ms) and the share is unknown.
-	return ranked.length < RECENT_MATCHES && range === null ? { ranked, mode: "full", rankedShare: 1 } : { ranked, mode: "recent", rankedShare: null };
+	return ranked.length < RECENT_MATCHES ? { ranked, mode: "full", rankedShare: 1 } : { ranked, mode: "recent", rankedShare: null };
 }
 
 /**

@@ -37,7 +37,7 @@ const UNSCOPED_RANK_LIMIT = 8_000;
  * capped count stops early); with few joint matches (a rare phrase of common words) it would walk
  * them all: O(history).
  */
-export const COMMON_TERM_FRAGMENTS = 10_000;
+export const COMMON_TERM_FRAGMENTS = 5_000;
 /**
  * A query whose terms are all common is searched only in the newest (with `--sort oldest`, the
  * oldest) in-scope sessions holding at least this many fragments: its cost is then bounded by
@@ -178,8 +178,11 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 	const bounds: SearchBounds = { commonTermFragments: COMMON_TERM_FRAGMENTS, windowFragments: SEARCH_WINDOW_FRAGMENTS, ...request.bounds };
 	const range = onlyCommonTerms(scoped, parsed, bounds.commonTermFragments) ? scoped.window(bounds.windowFragments, sort === "oldest" ? "oldest" : "newest") : null;
 	// Counting in-scope matches is cheap (no ranking, no joins) and capped: it only decides how to rank.
-	const counted = scoped.count(FULL_RANK_LIMIT + 1, range ?? undefined);
-	const complete = counted <= FULL_RANK_LIMIT;
+	// In a window, more than RECENT_MATCHES matches are a common query's: its newest RECENT_MATCHES
+	// (all in the window) are ranked by kind weight, as they would be without the window.
+	const fullRankLimit = range === null ? FULL_RANK_LIMIT : RECENT_MATCHES;
+	const counted = scoped.count(fullRankLimit + 1, range ?? undefined);
+	const complete = counted <= fullRankLimit;
 	const { ranked, mode, rankedShare } = complete && range !== null ? rankWindow(scoped, parsed, range) : rankCandidates(scoped, parsed, complete, sort);
 
 	// Signals BM25 cannot see (conversational evidence, proximity), from the top candidates' source text.
@@ -271,12 +274,12 @@ function onlyCommonTerms(scoped: ScopedSearch, parsed: ParsedQuery, common: numb
 
 /**
  * Every in-scope match in a window of sessions (a query of common terms only, with at most
- * FULL_RANK_LIMIT matches there), scored. The coverage says so: mode "recent", the share of all
+ * RECENT_MATCHES matches there), scored. The coverage says so: mode "recent", the share of all
  * matches unknown. (With more matches in the window, the newest RECENT_MATCHES are ranked as for
  * any very common query: they lie in the window.)
  */
 function rankWindow(scoped: ScopedSearch, parsed: ParsedQuery, range: RowidRange): { ranked: RankedRow[]; mode: SearchCoverage["mode"]; rankedShare: number | null } {
-	const ranked = scoped.rank(FULL_RANK_LIMIT, { withTime: true, range });
+	const ranked = scoped.rank(RECENT_MATCHES, { withTime: true, range });
 	scoreAll(scoped, parsed, ranked);
 	return { ranked, mode: "recent", rankedShare: null };
 }

@@ -336,6 +336,7 @@ const rareTerm = planted[0]![0];
 const [common1, common2] = [manifest.commonTerms[0] ?? "the", manifest.commonTerms[1] ?? "error"];
 const plantedPhrase = Object.keys(manifest.phrases)[0] ?? "quantum marmalade pipeline";
 const rarePhrase = rarePhraseOfCommonWords(manifest.commonTerms.length >= 3 ? manifest.commonTerms : ["the", "error", "function"]);
+if (rarePhrase) console.error(`rare phrase of common words: "${rarePhrase.phrase}", ${fmtInt(rarePhrase.matches)} fragments`);
 const classes: {
 	name: string;
 	query: string;
@@ -356,7 +357,7 @@ const classes: {
 	{ name: `planted phrase (\`"${plantedPhrase}"\`)`, query: `"${plantedPhrase}"`, rg: plantedPhrase },
 	...(rarePhrase === null
 		? []
-		: [{ name: `rare phrase of common words (\`"${rarePhrase.phrase}"\`, ${fmtInt(rarePhrase.matches)} fragments in all)`, query: `"${rarePhrase.phrase}"`, rg: rarePhrase.phrase }]),
+		: [{ name: "rare phrase of common words (the common words in their rarest order, e.g. `\"function error the\"`)", query: `"${rarePhrase.phrase}"`, rg: rarePhrase.phrase }]),
 	{
 		name: "filtered (1,000 matches, `--kind`, `--since`)",
 		query: planted[3]![0],
@@ -377,18 +378,19 @@ const classes: {
 const scope = { roots: null, current: null };
 
 /**
- * A phrase of the corpus's common words (each in a large share of the fragments) that few
- * fragments hold (1 to 4,000 in the whole index): without a bound, FTS5 walks every fragment
- * holding all the words to check their positions. Found once here by an exact, unbounded count.
+ * The phrase of the corpus's common words (each in a large share of the fragments) that the fewest
+ * fragments hold (about 1,500 at 1 GB): finding them means walking every fragment holding all the
+ * words to check their positions, unless that is bounded. Found here by exact, unbounded counts.
  */
 function rarePhraseOfCommonWords(words: string[]): { phrase: string; matches: number } | null {
 	const [a, b, c] = words as [string, string, string];
-	const candidates = [`${c} ${b} ${a}`, `${b} ${a} ${c}`, `${c} ${a} ${b}`, `${a} ${c} ${b}`, `${b} ${c} ${a}`, `${a} ${b} ${c}`, `${b} ${a}`, `${c} ${a}`, `${c} ${b}`];
+	const candidates = [`${c} ${b} ${a}`, `${b} ${a} ${c}`, `${c} ${a} ${b}`, `${a} ${c} ${b}`, `${b} ${c} ${a}`, `${a} ${b} ${c}`];
+	let rarest: { phrase: string; matches: number } | null = null;
 	for (const phrase of candidates) {
 		const matches = (db.query("SELECT count(*) AS n FROM fts WHERE fts MATCH ?").get(`"${phrase}"`) as { n: number }).n;
-		if (matches >= 1 && matches <= 4_000) return { phrase, matches };
+		if (matches >= 1 && (rarest === null || matches < rarest.matches)) rarest = { phrase, matches };
 	}
-	return null;
+	return rarest;
 }
 const classResults: ClassResult[] = [];
 for (const q of classes) {

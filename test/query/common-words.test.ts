@@ -140,4 +140,15 @@ describe("a query of common words only", () => {
 		const all = find(both.db, '"gamma alpha beta"');
 		expect(all.hits.some((h) => h.sessionId.startsWith("0000bbbb"))).toBe(true);
 	});
+
+	test("more than 1,000 matches in the window: the newest 1,000 are ranked, as for any very common query", () => {
+		// B's sessions hold the phrase in every fragment: a window of 2,400 fragments holds about 1,200 of them.
+		const r = find(both.db, '"gamma alpha beta"', { bounds: { ...BOUNDS, windowFragments: 2_400 } });
+		expect(r.coverage.mode).toBe("recent");
+		expect(r.coverage.rankedShare).toBeNull();
+		expect(r.coverage.estimatedMatches).toBeLessThanOrEqual(1_000);
+		expect(r.hits).toHaveLength(20);
+		// The newest session is B's last; its matches are among the hits.
+		expect(r.hits.some((h) => h.sessionId === sid("bbbb", SESSIONS - 1))).toBe(true);
+	});
 });

@@ -234,6 +234,10 @@ function builtVariant(db: Database): FullTextVariant {
 
 function recreateSchema(db: Database, variant: FullTextVariant): void {
 	db.transaction(() => {
+		// Decide again under the write lock: another process that opened the index at the same
+		// time may have built the schema (and indexed into it) since this one read the version.
+		const version = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+		if (version === SCHEMA_VERSION && builtVariant(db) === variant) return;
 		const objects = db
 			.query("SELECT type, name FROM sqlite_master WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'fts_%'")
 			.all() as { type: string; name: string }[];

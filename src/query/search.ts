@@ -178,12 +178,13 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 	const bounds: SearchBounds = { commonTermFragments: COMMON_TERM_FRAGMENTS, windowFragments: SEARCH_WINDOW_FRAGMENTS, ...request.bounds };
 	const range = onlyCommonTerms(scoped, parsed, bounds.commonTermFragments) ? scoped.window(bounds.windowFragments, sort === "oldest" ? "oldest" : "newest") : null;
 	// Counting in-scope matches is cheap (no ranking, no joins) and capped: it only decides how to rank.
-	// In a window, more than RECENT_MATCHES matches are a common query's: its newest RECENT_MATCHES
-	// (all in the window) are ranked by kind weight, as they would be without the window.
-	const fullRankLimit = range === null ? FULL_RANK_LIMIT : RECENT_MATCHES;
-	const counted = scoped.count(fullRankLimit + 1, range ?? undefined);
-	const complete = counted <= fullRankLimit;
-	const { ranked, mode, rankedShare } = complete && range !== null ? rankWindow(scoped, parsed, range) : rankCandidates(scoped, parsed, complete, sort);
+	// In a window, the candidates are read at once (one walk of the window, not a count and then a
+	// read); more than RECENT_MATCHES are a common query's, whose first RECENT_MATCHES in index order are
+	// ranked by kind weight, as they would be without the window.
+	const inWindow = range === null ? null : scoped.rank(RECENT_MATCHES + 1, { order: sort === "oldest" ? "oldest" : "newest", withTime: true, range });
+	const counted = inWindow?.length ?? scoped.count(FULL_RANK_LIMIT + 1);
+	const complete = counted <= FULL_RANK_LIMIT;
+	const { ranked, mode, rankedShare } = inWindow === null ? rankCandidates(scoped, parsed, complete, sort) : rankWindow(scoped, parsed, inWindow);
 
 	// Signals BM25 cannot see (conversational evidence, proximity), from the top candidates' source text.
 	const forms = new WordForms();
@@ -273,15 +274,15 @@ function onlyCommonTerms(scoped: ScopedSearch, parsed: ParsedQuery, common: numb
 }
 
 /**
- * Every in-scope match in a window of sessions (a query of common terms only, with at most
- * RECENT_MATCHES matches there), scored. The coverage says so: mode "recent", the share of all
- * matches unknown. (With more matches in the window, the newest RECENT_MATCHES are ranked as for
- * any very common query: they lie in the window.)
+ * The in-scope matches read from a window of sessions (a query of common terms only), in index
+ * order: all of them scored when they are at most RECENT_MATCHES, else the first RECENT_MATCHES by
+ * kind weight (as any very common query is ranked). The coverage says so: mode "recent", the share
+ * of all matches unknown.
  */
-function rankWindow(scoped: ScopedSearch, parsed: ParsedQuery, range: RowidRange): { ranked: RankedRow[]; mode: SearchCoverage["mode"]; rankedShare: number | null } {
-	const ranked = scoped.rank(RECENT_MATCHES, { withTime: true, range });
-	scoreAll(scoped, parsed, ranked);
-	return { ranked, mode: "recent", rankedShare: null };
+function rankWindow(scoped: ScopedSearch, parsed: ParsedQuery, inWindow: RankedRow[]): { ranked: RankedRow[]; mode: SearchCoverage["mode"]; rankedShare: number | null } {
+	if (inWindow.length > RECENT_MATCHES) return { ranked: inWindow.slice(0, RECENT_MATCHES), mode: "recent", rankedShare: null };
+	scoreAll(scoped, parsed, inWindow);
+	return { ranked: inWindow, mode: "recent", rankedShare: null };
 }
 
 /** Score every candidate from its own term counts and length (answer-score.ts), in place. */

@@ -49,6 +49,8 @@ function compile(outfile: string, target: string | null, commit: string): void {
 			"--define",
 			`PI_EVENTS_BUILD_COMMIT=${JSON.stringify(commit)}`,
 			join(import.meta.dir, "src", "main.ts"),
+			// The cold-index worker (sync/pipeline.ts) is loaded by path: a second entrypoint.
+			join(import.meta.dir, "src", "sync", "prepare-worker.ts"),
 			"--outfile",
 			outfile,
 		],

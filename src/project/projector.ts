@@ -4,6 +4,7 @@
  * Thinking, images, signatures, usage and attachment bodies are never copied into the result.
  */
 import type { EntryContext, EventMeta, EventRecord, FileEvidence, FragmentRecord, SemanticKind } from "../model.ts";
+import type { FullTextColumns } from "./fulltext.ts";
 import { isPiEventsTool, isShellTool, runsPiEvents } from "./echoes.ts";
 import { boundText, normalizeWhitespace, renderToolCall } from "./text.ts";
 
@@ -12,6 +13,8 @@ interface ProjectedFragment extends FragmentRecord {
 	indexText: string;
 	/** An echo of pi-events itself (echoes.ts): excluded from search by default. */
 	derived: boolean;
+	/** The other full-text columns, when computed before the write (a cold index: sync/prepare.ts). */
+	columns?: FullTextColumns;
 }
 
 export interface ProjectedEvent extends EventRecord {

@@ -42,7 +42,7 @@ export interface FileStat {
 	mtimeMs: number;
 }
 
-interface DurableRead {
+export interface DurableRead {
 	/** Offset just past the last LF read (the durable end). */
 	end: number;
 	/** Physical line number of the next line. */

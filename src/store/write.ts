@@ -5,29 +5,13 @@
  */
 import type { Database, Statement } from "bun:sqlite";
 import { isAbsolute, resolve } from "node:path";
-import type { SemanticKind, TreeState } from "../model.ts";
+import type { TreeState } from "../model.ts";
 import type { ProjectedEvent } from "../project/projector.ts";
 import { derivedScopeColumn, scopeColumn } from "../auth/scope-tokens.ts";
+import { fullTextColumns } from "../project/fulltext.ts";
 import { WordForms } from "../project/stem.ts";
-import { auxTokens } from "../project/text.ts";
 import { fragmentWeight } from "../project/weights.ts";
 
-/**
- * Kinds whose word forms are indexed: what people and the assistant wrote, and the arguments the
- * agent typed. Tool and shell output (most of the indexed bytes) match as written: stemming every
- * word of it took a quarter of a cold index (measured on a bench subset), and
- * what a person looks for by another form of a word is what was said or done, not the log line.
- */
-const FORMS_KINDS: ReadonlySet<SemanticKind> = new Set([
-	"user.text",
-	"assistant.text",
-	"session.name",
-	"summary.compaction",
-	"summary.branch",
-	"custom.message",
-	"bash.command",
-	"tool.call",
-]);
 
 export interface FileRow {
 	file_key: number;
@@ -180,10 +164,9 @@ export class IndexWriter {
 				const fragKey = nextFragKey++;
 				const derived = f.derived || resultOfDerived;
 				this.insertFragment.run(fragKey, eventKey, sessionKey, f.fragmentId, f.kind, fragmentWeight(f.kind, e.isError), f.fullLength, f.bounded ? 1 : 0, derived ? 1 : 0);
-				// The aux column carries the tool name and custom type too, so they match as words.
-				const extra = [e.toolName, e.customType].filter(Boolean).join(" ");
-				const aux = auxTokens(f.indexText);
-				this.insertFts.run(fragKey, f.indexText, extra ? `${extra}\n${aux}` : aux, derived ? derivedScope : scope, FORMS_KINDS.has(f.kind) ? this.forms.formsText(f.indexText, aux) : "");
+				// A cold index computes the columns off this thread (sync/prepare.ts); otherwise here.
+				const columns = f.columns ?? fullTextColumns(this.forms, e, f);
+				this.insertFts.run(fragKey, f.indexText, columns.aux, derived ? derivedScope : scope, columns.forms);
 				fragments++;
 			}
 			for (const file of e.files) {

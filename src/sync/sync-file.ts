@@ -9,12 +9,13 @@ import type { Diagnostic } from "../model.ts";
 import { type ProjectedEvent, projectEntry } from "../project/projector.ts";
 import { type DiscoveredFile, errno } from "../source/discover.ts";
 import { canonicalPath } from "../source/paths.ts";
-import { fingerprintPrefix, readDurableLines } from "../source/read.ts";
+import { type DurableRead, fingerprintPrefix, readDurableLines } from "../source/read.ts";
 import { initialParserState, type ParserState, parseLines } from "../source/session-parser.ts";
 import { isDatabaseError } from "../store/db.ts";
 import type { FileRow, IndexWriter, SessionScope } from "../store/write.ts";
 import { classifyAfterAppend, classifyFull } from "./classify.ts";
 import { unchangedSince } from "./observations.ts";
+import type { PreparedPart } from "./prepare.ts";
 import { addProblem, type SyncReport } from "./report.ts";
 
 export type Outcome = "new" | "appended" | "rebuilt" | "unchanged" | "keptLastGood" | "rejected";
@@ -29,19 +30,36 @@ export interface SyncContext {
 	debug?: (line: string) => void;
 }
 
-export function syncFile(ctx: SyncContext, file: DiscoveredFile): Outcome {
+/** Parts of new files read, parsed and projected ahead of the write (pipeline.ts). */
+export interface PreparedSource {
+	next(path: string): PreparedPart | null;
+	skip(path: string): void;
+}
+
+/**
+ * `prepared`: the file's parts are coming from the worker; used only when the file is still new
+ * inside the write transaction, anything else is decided as usual.
+ */
+export function syncFile(ctx: SyncContext, file: DiscoveredFile, prepared?: PreparedSource): Outcome {
 	const { db, writer, report } = ctx;
 	try {
 		return db
 			.transaction((): Outcome => {
 				// Decide inside the write transaction: another writer may have handled this file meanwhile.
 				const row = writer.loadFile(file.path);
+				if (row === null && prepared) {
+					const outcome = writePrepared(ctx, file, prepared);
+					if (outcome) return outcome;
+				}
+				prepared?.skip(file.path);
 				if (unchangedSince(row, file)) return "unchanged";
 				if (row && row.status === "indexed" && canAppend(row, file)) return appendFile(ctx, file, row);
 				return rebuildFile(ctx, file, row);
 			})
 			.immediate();
 	} catch (err) {
+		// The worker stopped in the middle of the file: its rows were rolled back, index it here.
+		if (err instanceof PreparedLost) return syncFile(ctx, file);
 		// The database itself failing (disk full, I/O) aborts the whole sync: SQLite may have rolled
 		// back the batch, so no per-file outcome could be reported honestly.
 		if (isDatabaseError(err)) throw err;
@@ -150,6 +168,51 @@ function rebuildFile(ctx: SyncContext, file: DiscoveredFile, row: FileRow | null
 	return hadIndex ? "rebuilt" : "new";
 }
 
+/**
+ * A new file from its prepared parts: the writes rebuildFile makes. Null when nothing was written
+ * and the file is better indexed the ordinary way (no session header, the worker failed on it).
+ */
+function writePrepared(ctx: SyncContext, file: DiscoveredFile, source: PreparedSource): Outcome | null {
+	const { writer, report } = ctx;
+	let sessionKey: number | null = null;
+	let scope: SessionScope | undefined;
+	let events = 0;
+	for (;;) {
+		const part = source.next(file.path);
+		if (part === null || part.kind === "failed") {
+			if (sessionKey === null) return null;
+			throw new PreparedLost();
+		}
+		if (part.kind === "events") {
+			if (sessionKey === null) {
+				// Events come only after a complete header (the file row must exist before its session row).
+				const fileKey = writer.upsertFile(provisionalFacts(file));
+				sessionKey = writer.upsertSession(fileKey, sessionFacts(part.state));
+				scope = sessionScope(part.state);
+			}
+			const { fragments } = writer.insertEvents(sessionKey, part.events, scope!);
+			events += part.events.length;
+			report.fragmentsAdded += fragments;
+			continue;
+		}
+		if (!part.state.header) {
+			if (sessionKey === null) return null;
+			throw new PreparedLost();
+		}
+		report.bytesRead += part.read.end;
+		ctx.addDiagnostics(part.diagnostics, part.diagnosticCount);
+		report.eventsAdded += events;
+		const finalFileKey = writer.upsertFile(fileFacts(file, part.read, part.state, "indexed", null, part.diagnosticCount, part.fingerprint));
+		sessionKey = writer.upsertSession(finalFileKey, sessionFacts(part.state));
+		classifyFull(writer, sessionKey);
+		writer.refreshSessionSummary(sessionKey);
+		return "new";
+	}
+}
+
+/** The worker stopped before the end of a file whose rows were already written. */
+class PreparedLost extends Error {}
+
 /** Thrown inside the transaction to roll back a rebuild and keep the previous rows. */
 class KeepLastGood extends Error {
 	constructor(readonly reason: string) {
@@ -181,13 +244,13 @@ function provisionalFacts(file: DiscoveredFile): Omit<FileRow, "file_key"> {
 
 function fileFacts(
 	file: DiscoveredFile,
-	read: ReturnType<typeof readDurableLines>,
+	read: DurableRead,
 	state: ParserState,
 	status: FileRow["status"],
 	problem: string | null,
 	diagnostics: number,
+	fp = fingerprintPrefix(file.path, read.end),
 ): Omit<FileRow, "file_key"> {
-	const fp = fingerprintPrefix(file.path, read.end);
 	return {
 		path: file.path,
 		real_path: canonicalPath(file.path),

@@ -1,0 +1,40 @@
+/**
+ * The worker of a pipelined cold index (pipeline.ts): prepares the files it was given, in order,
+ * posting each part and waiting while the writer is more than the bound behind.
+ */
+import { type MessagePort, workerData } from "node:worker_threads";
+import { WordForms } from "../project/stem.ts";
+import { type PreparedPart, prepareFile } from "./prepare.ts";
+import { SLOT_IN_FLIGHT, SLOT_POSTED, SLOT_STOP } from "./pipeline-slots.ts";
+
+const { paths, port, slots, maxInFlight } = workerData as { paths: string[]; port: MessagePort; slots: Int32Array; maxInFlight: number };
+const stopped = () => Atomics.load(slots, SLOT_STOP) !== 0;
+
+function send(part: PreparedPart): void {
+	let collected = false;
+	for (;;) {
+		if (stopped()) throw new Stopped();
+		const inFlight = Atomics.load(slots, SLOT_IN_FLIGHT);
+		if (inFlight < maxInFlight) break;
+		// The writer is behind: collect the parts already posted while waiting for it (peak RSS).
+		if (!collected) {
+			Bun.gc(false);
+			collected = true;
+		}
+		Atomics.wait(slots, SLOT_IN_FLIGHT, inFlight, 100);
+	}
+	Atomics.add(slots, SLOT_IN_FLIGHT, part.bytes);
+	port.postMessage(part);
+	Atomics.add(slots, SLOT_POSTED, 1);
+	Atomics.notify(slots, SLOT_POSTED);
+}
+
+class Stopped extends Error {}
+
+const wordForms = new WordForms();
+try {
+	for (const path of paths) prepareFile(path, send, wordForms);
+} catch (err) {
+	if (!(err instanceof Stopped)) throw err;
+}
+port.close();

@@ -1,0 +1,58 @@
+/**
+ * The writer-free half of indexing a new session file: read, parse, project, and compute the
+ * full-text columns. A cold index runs it in a worker (pipeline.ts) while the main thread writes;
+ * the file is handed over in chunks (one read chunk's events each), so a large session never sits
+ * whole in memory, and as plain data (it crosses threads by structured clone).
+ */
+import type { Diagnostic } from "../model.ts";
+import { fullTextColumns } from "../project/fulltext.ts";
+import { type ProjectedEvent, projectEntry } from "../project/projector.ts";
+import { WordForms } from "../project/stem.ts";
+import { type DurableRead, fingerprintPrefix, readDurableLines } from "../source/read.ts";
+import { initialParserState, type ParserState, parseLines } from "../source/session-parser.ts";
+
+/** One part of a prepared file: events in file order, then one end, or a failure. */
+export type PreparedPart =
+	/** `state`: the parser state after these events (the session row is written from its header). */
+	| { path: string; kind: "events"; bytes: number; events: ProjectedEvent[]; state: ParserState }
+	| {
+			path: string;
+			kind: "end";
+			bytes: 0;
+			state: ParserState;
+			read: DurableRead;
+			fingerprint: { head: string; tail: string };
+			/** The first 1,000 diagnostics, and how many there were. */
+			diagnostics: Diagnostic[];
+			diagnosticCount: number;
+	  }
+	/** The file could not be prepared: the writer indexes it the ordinary way, which reports why. */
+	| { path: string; kind: "failed"; bytes: 0 };
+
+const MAX_KEPT_DIAGNOSTICS = 1000;
+
+export function prepareFile(path: string, send: (part: PreparedPart) => void, wordForms: WordForms = new WordForms()): void {
+	const state = initialParserState();
+	const ids = new Set<string>();
+	const diagnostics: Diagnostic[] = [];
+	let diagnosticCount = 0;
+	let read: DurableRead;
+	try {
+		read = readDurableLines(path, 0, 1, (lines) => {
+			const out = parseLines(state, lines, { file: path, idExists: (id) => ids.has(id), project: projectEntry });
+			diagnosticCount += out.diagnostics.length;
+			for (const d of out.diagnostics) if (diagnostics.length < MAX_KEPT_DIAGNOSTICS) diagnostics.push(d);
+			for (const e of out.events) {
+				ids.add(e.entryId);
+				for (const f of e.fragments) f.columns = fullTextColumns(wordForms, e, f);
+			}
+			let bytes = 0;
+			for (const l of lines) bytes += l.length;
+			if (out.events.length > 0) send({ path, kind: "events", bytes, events: out.events, state });
+		});
+	} catch {
+		send({ path, kind: "failed", bytes: 0 });
+		return;
+	}
+	send({ path, kind: "end", bytes: 0, state, read, fingerprint: fingerprintPrefix(path, read.end), diagnostics, diagnosticCount });
+}

@@ -31,9 +31,22 @@ function send(part: PreparedPart): void {
 
 class Stopped extends Error {}
 
+const COLLECT_EVERY_BYTES = 32 * 1024 * 1024;
+
 const wordForms = new WordForms();
 try {
-	for (const path of paths) prepareFile(path, send, wordForms);
+	let sinceCollect = 0;
+	for (const path of paths) {
+		prepareFile(path, (part) => {
+			sinceCollect += part.bytes;
+			send(part);
+		}, wordForms);
+		// This thread's garbage (read buffers, parsed lines) is not collected often enough by itself.
+		if (sinceCollect >= COLLECT_EVERY_BYTES) {
+			Bun.gc(true);
+			sinceCollect = 0;
+		}
+	}
 } catch (err) {
 	if (!(err instanceof Stopped)) throw err;
 }

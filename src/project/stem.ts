@@ -231,7 +231,9 @@ export class WordForms {
 						slot = h & mask;
 						while (this.keys[slot]!.length > 0) slot = (slot + 1) & mask;
 					}
-					const word = lower.slice(start, i);
+					// A copy, not a slice: a slice keeps the whole lowercased fragment text alive as
+					// long as the table holds the word (hundreds of MB over a cold index).
+					const word = Buffer.from(lower.slice(start, i), "latin1").toString("latin1");
 					const st = stem(word);
 					found = st === word ? "" : st;
 					this.keys[slot] = word;

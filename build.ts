@@ -14,14 +14,7 @@ import { basename, dirname, join } from "node:path";
 import { writePackages } from "./packaging/packages.ts";
 
 /** The release targets: bun's `--target` name and our artifact suffix. Windows is not built (README). */
-export const RELEASE_TARGETS = [
-	"linux-x64",
-	"linux-arm64",
-	"linux-x64-musl",
-	"linux-arm64-musl",
-	"darwin-x64",
-	"darwin-arm64",
-] as const;
+export const RELEASE_TARGETS = ["linux-x64", "linux-arm64", "linux-x64-musl", "linux-arm64-musl", "darwin-x64", "darwin-arm64"] as const;
 export type ReleaseTarget = (typeof RELEASE_TARGETS)[number];
 
 function commitOf(): string {

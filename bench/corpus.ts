@@ -331,94 +331,173 @@ function codeLine(rng: Rng, lang: Lang, ws: Workspace, depth: number): string {
 	switch (lang) {
 		case "ts":
 			switch (r) {
-				case 0: return `${ind}const ${id()} = ${id()}.${id()}(${id()});`;
-				case 1: return `${ind}const ${id()} = await ${id()}(${id()}, { ${id()}: ${rng.chance(0.5) ? "true" : rng.int(1000)} });`;
-				case 2: return `${ind}if (!${id()}) {`;
-				case 3: return `${ind}  throw new Error(\`${shortProse(rng)}: \${${id()}}\`);`;
-				case 4: return `${ind}return ${id()};`;
-				case 5: return `${ind}}`;
-				case 6: return `${ind}// ${shortProse(rng)}`;
-				case 7: return `${ind}for (const ${id()} of ${id()}) {`;
-				case 8: return `${ind}let ${id()}: ${tsType(rng, ws)} = ${id()}.${id()} ?? ${rng.int(100)};`;
-				case 9: return `${ind}export function ${id()}(${id()}: ${tsType(rng, ws)}, ${id()}?: ${tsType(rng, ws)}): ${tsType(rng, ws)} {`;
-				case 10: return `${ind}export async function ${id()}(${id()}: ${rng.pick(ws.types)}): Promise<void> {`;
-				case 11: return `${ind}${id()}.${id()} = ${id()};`;
-				case 12: return `${ind}console.log("${shortProse(rng)}", ${id()});`;
-				case 13: return `${ind}} catch (err) {`;
-				case 14: return `${ind}return ${id()}.map((${id()}) => ${id()}.${id()});`;
-				case 15: return `${ind}expect(${id()}).toBe(${rng.int(50)});`;
-				case 16: return `${ind}import { ${id()}, ${id()} } from "./${rng.pick(ws.files).stem}";`;
-				case 17: return `${ind}export interface ${rng.pick(ws.types)} {`;
-				case 18: return `${ind}  ${id()}${rng.chance(0.3) ? "?" : ""}: ${tsType(rng, ws)};`;
-				default: return `${ind}/** ${shortProse(rng)} */`;
+				case 0:
+					return `${ind}const ${id()} = ${id()}.${id()}(${id()});`;
+				case 1:
+					return `${ind}const ${id()} = await ${id()}(${id()}, { ${id()}: ${rng.chance(0.5) ? "true" : rng.int(1000)} });`;
+				case 2:
+					return `${ind}if (!${id()}) {`;
+				case 3:
+					return `${ind}  throw new Error(\`${shortProse(rng)}: \${${id()}}\`);`;
+				case 4:
+					return `${ind}return ${id()};`;
+				case 5:
+					return `${ind}}`;
+				case 6:
+					return `${ind}// ${shortProse(rng)}`;
+				case 7:
+					return `${ind}for (const ${id()} of ${id()}) {`;
+				case 8:
+					return `${ind}let ${id()}: ${tsType(rng, ws)} = ${id()}.${id()} ?? ${rng.int(100)};`;
+				case 9:
+					return `${ind}export function ${id()}(${id()}: ${tsType(rng, ws)}, ${id()}?: ${tsType(rng, ws)}): ${tsType(rng, ws)} {`;
+				case 10:
+					return `${ind}export async function ${id()}(${id()}: ${rng.pick(ws.types)}): Promise<void> {`;
+				case 11:
+					return `${ind}${id()}.${id()} = ${id()};`;
+				case 12:
+					return `${ind}console.log("${shortProse(rng)}", ${id()});`;
+				case 13:
+					return `${ind}} catch (err) {`;
+				case 14:
+					return `${ind}return ${id()}.map((${id()}) => ${id()}.${id()});`;
+				case 15:
+					return `${ind}expect(${id()}).toBe(${rng.int(50)});`;
+				case 16:
+					return `${ind}import { ${id()}, ${id()} } from "./${rng.pick(ws.files).stem}";`;
+				case 17:
+					return `${ind}export interface ${rng.pick(ws.types)} {`;
+				case 18:
+					return `${ind}  ${id()}${rng.chance(0.3) ? "?" : ""}: ${tsType(rng, ws)};`;
+				default:
+					return `${ind}/** ${shortProse(rng)} */`;
 			}
 		case "py":
 			switch (r) {
-				case 0: return `${ind}${identSnake(rng)} = ${identSnake(rng)}.${identSnake(rng)}(${identSnake(rng)})`;
-				case 1: return `${ind}if not ${identSnake(rng)}:`;
-				case 2: return `${ind}    raise ValueError(f"${shortProse(rng)} {${identSnake(rng)}}")`;
-				case 3: return `${ind}return ${identSnake(rng)}`;
-				case 4: return `${ind}# ${shortProse(rng)}`;
-				case 5: return `${ind}for ${identSnake(rng)} in ${identSnake(rng)}:`;
-				case 6: return `${ind}def ${identSnake(rng)}(self, ${identSnake(rng)}: str, ${identSnake(rng)}=None) -> dict:`;
-				case 7: return `${ind}class ${rng.pick(ws.types)}(${rng.pick(ws.types)}):`;
-				case 8: return `${ind}    """${shortProse(rng)}."""`;
-				case 9: return `${ind}self.${identSnake(rng)} = ${identSnake(rng)}`;
-				case 10: return `${ind}logger.info("${shortProse(rng)} %s", ${identSnake(rng)})`;
-				case 11: return `${ind}assert ${identSnake(rng)} == ${rng.int(100)}`;
-				case 12: return `${ind}with open(${identSnake(rng)}, "r", encoding="utf-8") as f:`;
-				case 13: return `${ind}try:`;
-				case 14: return `${ind}except Exception as err:  # noqa: BLE001`;
-				case 15: return `${ind}from ${ws.name.replace(/-/g, "_")}.${identSnake(rng)} import ${rng.pick(ws.types)}, ${identSnake(rng)}`;
-				case 16: return `${ind}${identSnake(rng)} = [${identSnake(rng)} for ${identSnake(rng)} in ${identSnake(rng)} if ${identSnake(rng)}]`;
-				case 17: return `${ind}@pytest.mark.parametrize("${identSnake(rng)}", [${rng.int(10)}, ${rng.int(10)}])`;
-				case 18: return "";
-				default: return `${ind}async def ${identSnake(rng)}(${identSnake(rng)}):`;
+				case 0:
+					return `${ind}${identSnake(rng)} = ${identSnake(rng)}.${identSnake(rng)}(${identSnake(rng)})`;
+				case 1:
+					return `${ind}if not ${identSnake(rng)}:`;
+				case 2:
+					return `${ind}    raise ValueError(f"${shortProse(rng)} {${identSnake(rng)}}")`;
+				case 3:
+					return `${ind}return ${identSnake(rng)}`;
+				case 4:
+					return `${ind}# ${shortProse(rng)}`;
+				case 5:
+					return `${ind}for ${identSnake(rng)} in ${identSnake(rng)}:`;
+				case 6:
+					return `${ind}def ${identSnake(rng)}(self, ${identSnake(rng)}: str, ${identSnake(rng)}=None) -> dict:`;
+				case 7:
+					return `${ind}class ${rng.pick(ws.types)}(${rng.pick(ws.types)}):`;
+				case 8:
+					return `${ind}    """${shortProse(rng)}."""`;
+				case 9:
+					return `${ind}self.${identSnake(rng)} = ${identSnake(rng)}`;
+				case 10:
+					return `${ind}logger.info("${shortProse(rng)} %s", ${identSnake(rng)})`;
+				case 11:
+					return `${ind}assert ${identSnake(rng)} == ${rng.int(100)}`;
+				case 12:
+					return `${ind}with open(${identSnake(rng)}, "r", encoding="utf-8") as f:`;
+				case 13:
+					return `${ind}try:`;
+				case 14:
+					return `${ind}except Exception as err:  # noqa: BLE001`;
+				case 15:
+					return `${ind}from ${ws.name.replace(/-/g, "_")}.${identSnake(rng)} import ${rng.pick(ws.types)}, ${identSnake(rng)}`;
+				case 16:
+					return `${ind}${identSnake(rng)} = [${identSnake(rng)} for ${identSnake(rng)} in ${identSnake(rng)} if ${identSnake(rng)}]`;
+				case 17:
+					return `${ind}@pytest.mark.parametrize("${identSnake(rng)}", [${rng.int(10)}, ${rng.int(10)}])`;
+				case 18:
+					return "";
+				default:
+					return `${ind}async def ${identSnake(rng)}(${identSnake(rng)}):`;
 			}
 		case "rs":
 			switch (r) {
-				case 0: return `${ind}let ${identSnake(rng)} = ${identSnake(rng)}.${identSnake(rng)}(&${identSnake(rng)})?;`;
-				case 1: return `${ind}let mut ${identSnake(rng)} = Vec::with_capacity(${rng.int(256)});`;
-				case 2: return `${ind}if ${identSnake(rng)}.is_empty() {`;
-				case 3: return `${ind}    return Err(Error::new(ErrorKind::InvalidInput, "${shortProse(rng)}"));`;
-				case 4: return `${ind}}`;
-				case 5: return `${ind}// ${shortProse(rng)}`;
-				case 6: return `${ind}pub fn ${identSnake(rng)}(&self, ${identSnake(rng)}: &str) -> Result<${rng.pick(ws.types)}, Error> {`;
-				case 7: return `${ind}pub struct ${rng.pick(ws.types)} {`;
-				case 8: return `${ind}    pub ${identSnake(rng)}: ${rng.pick(["u64", "String", "Option<String>", "Vec<u8>", "bool", "usize"])},`;
-				case 9: return `${ind}match ${identSnake(rng)} {`;
-				case 10: return `${ind}    Some(${identSnake(rng)}) => ${identSnake(rng)}(${identSnake(rng)}),`;
-				case 11: return `${ind}    None => {}`;
-				case 12: return `${ind}Ok(${identSnake(rng)})`;
-				case 13: return `${ind}#[derive(Debug, Clone, Serialize, Deserialize)]`;
-				case 14: return `${ind}impl ${rng.pick(ws.types)} {`;
-				case 15: return `${ind}use crate::${identSnake(rng)}::${rng.pick(ws.types)};`;
-				case 16: return `${ind}/// ${shortProse(rng)}`;
-				case 17: return `${ind}for ${identSnake(rng)} in ${identSnake(rng)}.iter() {`;
-				case 18: return "";
-				default: return `${ind}assert_eq!(${identSnake(rng)}, ${rng.int(100)});`;
+				case 0:
+					return `${ind}let ${identSnake(rng)} = ${identSnake(rng)}.${identSnake(rng)}(&${identSnake(rng)})?;`;
+				case 1:
+					return `${ind}let mut ${identSnake(rng)} = Vec::with_capacity(${rng.int(256)});`;
+				case 2:
+					return `${ind}if ${identSnake(rng)}.is_empty() {`;
+				case 3:
+					return `${ind}    return Err(Error::new(ErrorKind::InvalidInput, "${shortProse(rng)}"));`;
+				case 4:
+					return `${ind}}`;
+				case 5:
+					return `${ind}// ${shortProse(rng)}`;
+				case 6:
+					return `${ind}pub fn ${identSnake(rng)}(&self, ${identSnake(rng)}: &str) -> Result<${rng.pick(ws.types)}, Error> {`;
+				case 7:
+					return `${ind}pub struct ${rng.pick(ws.types)} {`;
+				case 8:
+					return `${ind}    pub ${identSnake(rng)}: ${rng.pick(["u64", "String", "Option<String>", "Vec<u8>", "bool", "usize"])},`;
+				case 9:
+					return `${ind}match ${identSnake(rng)} {`;
+				case 10:
+					return `${ind}    Some(${identSnake(rng)}) => ${identSnake(rng)}(${identSnake(rng)}),`;
+				case 11:
+					return `${ind}    None => {}`;
+				case 12:
+					return `${ind}Ok(${identSnake(rng)})`;
+				case 13:
+					return `${ind}#[derive(Debug, Clone, Serialize, Deserialize)]`;
+				case 14:
+					return `${ind}impl ${rng.pick(ws.types)} {`;
+				case 15:
+					return `${ind}use crate::${identSnake(rng)}::${rng.pick(ws.types)};`;
+				case 16:
+					return `${ind}/// ${shortProse(rng)}`;
+				case 17:
+					return `${ind}for ${identSnake(rng)} in ${identSnake(rng)}.iter() {`;
+				case 18:
+					return "";
+				default:
+					return `${ind}assert_eq!(${identSnake(rng)}, ${rng.int(100)});`;
 			}
 		default:
 			switch (r) {
-				case 0: return `${ind}${id()}, err := ${id()}.${identPascal(rng)}(ctx, ${id()})`;
-				case 1: return `${ind}if err != nil {`;
-				case 2: return `${ind}\treturn nil, fmt.Errorf("${shortProse(rng)}: %w", err)`;
-				case 3: return `${ind}}`;
-				case 4: return `${ind}// ${shortProse(rng)}`;
-				case 5: return `${ind}func ${identPascal(rng)}(${id()} string) (*${rng.pick(ws.types)}, error) {`;
-				case 6: return `${ind}func (s *${rng.pick(ws.types)}) ${identPascal(rng)}(ctx context.Context) error {`;
-				case 7: return `${ind}type ${rng.pick(ws.types)} struct {`;
-				case 8: return `${ind}\t${identPascal(rng)} ${rng.pick(["string", "int64", "[]byte", "bool", "time.Duration"])} \`json:"${identSnake(rng)}"\``;
-				case 9: return `${ind}for _, ${id()} := range ${id()} {`;
-				case 10: return `${ind}return ${id()}, nil`;
-				case 11: return `${ind}${id()} := make(map[string]${rng.pick(ws.types)}, ${rng.int(64)})`;
-				case 12: return `${ind}log.Printf("${shortProse(rng)}: %v", ${id()})`;
-				case 13: return `${ind}defer ${id()}.Close()`;
-				case 14: return `${ind}t.Fatalf("${shortProse(rng)}: got %v, want %v", ${id()}, ${id()})`;
-				case 15: return `${ind}switch ${id()} {`;
-				case 16: return `${ind}case ${rng.int(10)}:`;
-				case 17: return "";
-				default: return `${ind}if ${id()} == nil {`;
+				case 0:
+					return `${ind}${id()}, err := ${id()}.${identPascal(rng)}(ctx, ${id()})`;
+				case 1:
+					return `${ind}if err != nil {`;
+				case 2:
+					return `${ind}\treturn nil, fmt.Errorf("${shortProse(rng)}: %w", err)`;
+				case 3:
+					return `${ind}}`;
+				case 4:
+					return `${ind}// ${shortProse(rng)}`;
+				case 5:
+					return `${ind}func ${identPascal(rng)}(${id()} string) (*${rng.pick(ws.types)}, error) {`;
+				case 6:
+					return `${ind}func (s *${rng.pick(ws.types)}) ${identPascal(rng)}(ctx context.Context) error {`;
+				case 7:
+					return `${ind}type ${rng.pick(ws.types)} struct {`;
+				case 8:
+					return `${ind}\t${identPascal(rng)} ${rng.pick(["string", "int64", "[]byte", "bool", "time.Duration"])} \`json:"${identSnake(rng)}"\``;
+				case 9:
+					return `${ind}for _, ${id()} := range ${id()} {`;
+				case 10:
+					return `${ind}return ${id()}, nil`;
+				case 11:
+					return `${ind}${id()} := make(map[string]${rng.pick(ws.types)}, ${rng.int(64)})`;
+				case 12:
+					return `${ind}log.Printf("${shortProse(rng)}: %v", ${id()})`;
+				case 13:
+					return `${ind}defer ${id()}.Close()`;
+				case 14:
+					return `${ind}t.Fatalf("${shortProse(rng)}: got %v, want %v", ${id()}, ${id()})`;
+				case 15:
+					return `${ind}switch ${id()} {`;
+				case 16:
+					return `${ind}case ${rng.int(10)}:`;
+				case 17:
+					return "";
+				default:
+					return `${ind}if ${id()} == nil {`;
 			}
 	}
 }
@@ -451,7 +530,8 @@ function makeLogPool(lang: Lang, seed: number): string[] {
 		switch (lang) {
 			case "ts":
 				l = [
-					() => `${f()}(${rng.int(400)},${rng.int(60)}): error TS${rng.range(2000, 7999)}: Argument of type '${rng.pick(fakeWs.types)}' is not assignable to parameter of type '${rng.pick(fakeWs.types)}'.`,
+					() =>
+						`${f()}(${rng.int(400)},${rng.int(60)}): error TS${rng.range(2000, 7999)}: Argument of type '${rng.pick(fakeWs.types)}' is not assignable to parameter of type '${rng.pick(fakeWs.types)}'.`,
 					() => ` ✓ ${f()} > ${shortProse(rng)} ${rng.int(200)}ms`,
 					() => ` ✗ ${f()} > ${shortProse(rng)}`,
 					() => `   AssertionError: expected ${rng.int(100)} to be ${rng.int(100)} // Object.is equality`,
@@ -464,7 +544,8 @@ function makeLogPool(lang: Lang, seed: number): string[] {
 					() => `warning: ${shortProse(rng)} in ${f()}`,
 					() => `error: ${shortProse(rng)}`,
 					() => `${new Date(1767225600000 + rng.int(3e10)).toISOString()} [${rng.pick(["INFO", "DEBUG", "WARN", "ERROR"])}] ${shortProse(rng)}`,
-					() => `  ${f()}:${rng.int(400)}:${rng.int(60)}  ${rng.pick(["error", "warning"])}  ${shortProse(rng)}  @typescript-eslint/${identSnake(rng).replace(/_/g, "-")}`,
+					() =>
+						`  ${f()}:${rng.int(400)}:${rng.int(60)}  ${rng.pick(["error", "warning"])}  ${shortProse(rng)}  @typescript-eslint/${identSnake(rng).replace(/_/g, "-")}`,
 					() => `Test Files  ${rng.int(5)} failed | ${rng.int(200)} passed (${rng.int(200)})`,
 					() => `$ ${rng.pick(["tsc --noEmit", "vite build", "eslint .", "bun test", "vitest run"])}`,
 				][r]!();
@@ -481,7 +562,8 @@ function makeLogPool(lang: Lang, seed: number): string[] {
 					() => `${f()}:${rng.int(400)}: error: ${shortProse(rng)}  [${rng.pick(["arg-type", "attr-defined", "return-value", "union-attr"])}]`,
 					() => `WARNING: ${shortProse(rng)}`,
 					() => `Collecting ${identSnake(rng).replace(/_/g, "-")}==${rng.int(9)}.${rng.int(20)}.${rng.int(20)}`,
-					() => `${new Date(1767225600000 + rng.int(3e10)).toISOString()} ${rng.pick(["INFO", "DEBUG", "WARNING", "ERROR"])} ${identSnake(rng)}: ${shortProse(rng)}`,
+					() =>
+						`${new Date(1767225600000 + rng.int(3e10)).toISOString()} ${rng.pick(["INFO", "DEBUG", "WARNING", "ERROR"])} ${identSnake(rng)}: ${shortProse(rng)}`,
 					() => `FAILED ${f()}::test_${identSnake(rng)} - ${shortProse(rng)}`,
 					() => `========== ${rng.int(10)} failed, ${rng.int(400)} passed, ${rng.int(9)} warnings in ${(rng.next() * 60).toFixed(2)}s ==========`,
 					() => `${f()}:${rng.int(400)}:${rng.int(60)}: ${rng.pick(["E501", "F401", "W291", "E722"])} ${shortProse(rng)}`,
@@ -519,12 +601,14 @@ function makeLogPool(lang: Lang, seed: number): string[] {
 					() => `FAIL\tgithub.com/acme/${identSnake(rng).replace(/_/g, "")}\t${(rng.next() * 5).toFixed(3)}s`,
 					() => `# github.com/acme/${identSnake(rng).replace(/_/g, "")}`,
 					() => `${f()}:${rng.int(400)}:${rng.int(60)}: undefined: ${identCamel(rng)}`,
-					() => `${f()}:${rng.int(400)}:${rng.int(60)}: cannot use ${identCamel(rng)} (variable of type ${rng.pick(fakeWs.types)}) as ${rng.pick(fakeWs.types)} value`,
+					() =>
+						`${f()}:${rng.int(400)}:${rng.int(60)}: cannot use ${identCamel(rng)} (variable of type ${rng.pick(fakeWs.types)}) as ${rng.pick(fakeWs.types)} value`,
 					() => `panic: runtime error: invalid memory address or nil pointer dereference`,
 					() => `goroutine ${rng.int(400)} [running]:`,
 					() => `main.${identPascal(rng)}(0xc000${rng.u32().toString(16)})`,
 					() => `\t/srv/app/${f()}:${rng.int(400)} +0x${rng.int(4096).toString(16)}`,
-					() => `go: downloading github.com/${identSnake(rng).replace(/_/g, "")}/${identSnake(rng).replace(/_/g, "")} v${rng.int(3)}.${rng.int(30)}.${rng.int(20)}`,
+					() =>
+						`go: downloading github.com/${identSnake(rng).replace(/_/g, "")}/${identSnake(rng).replace(/_/g, "")} v${rng.int(3)}.${rng.int(30)}.${rng.int(20)}`,
 					() => `${new Date(1767225600000 + rng.int(3e10)).toISOString()} level=${rng.pick(["info", "debug", "warn", "error"])} msg="${shortProse(rng)}"`,
 					() => `PASS`,
 				][r]!();
@@ -641,10 +725,25 @@ function fileContent(ws: Workspace, f: WsFile): { text: string; lines: string[] 
 		if (f.rel === "package.json") {
 			const deps: Record<string, string> = {};
 			for (let i = 0; i < 12; i++) deps[identSnake(rng).replace(/_/g, "-")] = `^${rng.int(9)}.${rng.int(20)}.${rng.int(20)}`;
-			text = JSON.stringify({ name: ws.name, version: "0.1.0", type: "module", scripts: { build: "tsc -p .", test: "vitest run", lint: "eslint ." }, dependencies: deps }, null, 2);
+			text = JSON.stringify(
+				{ name: ws.name, version: "0.1.0", type: "module", scripts: { build: "tsc -p .", test: "vitest run", lint: "eslint ." }, dependencies: deps },
+				null,
+				2,
+			);
 		} else if (f.rel === "tsconfig.json") {
 			text = JSON.stringify(
-				{ compilerOptions: { target: "ES2022", module: "ESNext", moduleResolution: "bundler", strict: true, outDir: "dist", rootDir: "src", skipLibCheck: true }, include: ["src"] },
+				{
+					compilerOptions: {
+						target: "ES2022",
+						module: "ESNext",
+						moduleResolution: "bundler",
+						strict: true,
+						outDir: "dist",
+						rootDir: "src",
+						skipLibCheck: true,
+					},
+					include: ["src"],
+				},
 				null,
 				2,
 			);
@@ -753,7 +852,11 @@ const TOOL_SCHEMAS = [
 						type: "object",
 						required: ["oldText", "newText"],
 						properties: {
-							oldText: { type: "string", description: "Exact text for one targeted replacement. It must be unique in the original file and must not overlap with any other edits[].oldText in the same call." },
+							oldText: {
+								type: "string",
+								description:
+									"Exact text for one targeted replacement. It must be unique in the original file and must not overlap with any other edits[].oldText in the same call.",
+							},
 							newText: { type: "string", description: "Replacement text for this targeted edit." },
 						},
 						additionalProperties: false,
@@ -984,7 +1087,26 @@ function flush(sink: Sink): void {
 }
 
 const SKILLS = ["commit", "review", "release-notes", "debug-flaky-test", "perf-profile"];
-const BASH_CMDS = ["git status", "git diff --stat", "git log --oneline -15", "ls -la", "bun test", "npm run build", "npm test", "cargo build", "cargo test", "pytest -q", "go test ./...", "make lint", "docker compose ps", "du -sh node_modules", "git stash list", "env | grep -i proxy", "rg -n TODO src", "cat package.json"];
+const BASH_CMDS = [
+	"git status",
+	"git diff --stat",
+	"git log --oneline -15",
+	"ls -la",
+	"bun test",
+	"npm run build",
+	"npm test",
+	"cargo build",
+	"cargo test",
+	"pytest -q",
+	"go test ./...",
+	"make lint",
+	"docker compose ps",
+	"du -sh node_modules",
+	"git stash list",
+	"env | grep -i proxy",
+	"rg -n TODO src",
+	"cat package.json",
+];
 const LABELS = ["checkpoint", "before-refactor", "good state", "baseline", "try-2", "working", "pre-migration", "bisect-start"];
 const TITLE_VERBS = ["Fix", "Refactor", "Add", "Debug", "Investigate", "Speed up", "Clean up", "Migrate", "Document", "Port", "Review"];
 
@@ -1292,13 +1414,12 @@ class SessionGen {
 			if (toolUse) {
 				const intro = rng.pick(["Let me", "Now let me", "I'll", "First, I'll", "Good."]);
 				text = `${intro} ${intro === "Good." ? prose(rng, rng.range(30, 300), ws) : proseAfter(rng, rng.range(30, 300), ws)}`;
-			}
-			else {
+			} else {
 				const r = rng.next();
 				if (r < 0.55) text = prose(rng, Math.round(rng.logUniform(100, 3500)), ws);
-				else if (r < 0.8)
-					text = `${prose(rng, rng.range(60, 400), ws)}\n\n${bullets(rng, rng.range(2, 8), ws)}\n\n${prose(rng, rng.range(40, 300), ws)}`;
-				else text = `${prose(rng, rng.range(60, 500), ws)}\n\n\`\`\`${FENCE[ws.lang]}\n${codeBlock(rng, ws.lang, ws, rng.range(4, 60))}\n\`\`\`\n\n${prose(rng, rng.range(40, 600), ws)}`;
+				else if (r < 0.8) text = `${prose(rng, rng.range(60, 400), ws)}\n\n${bullets(rng, rng.range(2, 8), ws)}\n\n${prose(rng, rng.range(40, 300), ws)}`;
+				else
+					text = `${prose(rng, rng.range(60, 500), ws)}\n\n\`\`\`${FENCE[ws.lang]}\n${codeBlock(rng, ws.lang, ws, rng.range(4, 60))}\n\`\`\`\n\n${prose(rng, rng.range(40, 600), ws)}`;
 			}
 			const block: Record<string, unknown> = { type: "text", text };
 			holder = { obj: block, key: "text" };
@@ -1309,7 +1430,11 @@ class SessionGen {
 		for (let i = 0; i < nCalls; i++) {
 			const { name, args } = this.toolCallArgs();
 			const id =
-				this.model.kind === "anthropic" ? `toolu_01${base62(rng, 22)}` : this.model.kind === "openai" ? `call_${base62(rng, 24)}|fc_${hex(rng, 48)}` : `${name}_${rng.u32()}`;
+				this.model.kind === "anthropic"
+					? `toolu_01${base62(rng, 22)}`
+					: this.model.kind === "openai"
+						? `call_${base62(rng, 24)}|fc_${hex(rng, 48)}`
+						: `${name}_${rng.u32()}`;
 			const tc: Record<string, unknown> = { type: "toolCall", id, name, arguments: args };
 			if (this.model.kind === "google" && i === 0) tc.thoughtSignature = b64(rng, rng.range(200, 700));
 			content.push(tc);
@@ -1402,7 +1527,8 @@ class SessionGen {
 				return { name, args: { url: `https://docs.example.dev/${identSnake(rng).replace(/_/g, "-")}/${identSnake(rng).replace(/_/g, "-")}` } };
 			default: {
 				const cmds = [
-					() => `cd ${ws.cwd} && ${rng.pick(["bun test", "npm test", "pytest -q", "cargo test", "go test ./..."])}${rng.chance(0.5) ? ` ${f.rel}` : ""} 2>&1 | tail -${rng.pick([20, 50, 100])}`,
+					() =>
+						`cd ${ws.cwd} && ${rng.pick(["bun test", "npm test", "pytest -q", "cargo test", "go test ./..."])}${rng.chance(0.5) ? ` ${f.rel}` : ""} 2>&1 | tail -${rng.pick([20, 50, 100])}`,
 					() => `rg -n "${rng.pick(ws.idents)}" ${f.rel.split("/")[0]}`,
 					() => `git diff ${rng.chance(0.5) ? "--stat" : f.rel}`,
 					() => `ls -la ${f.rel.slice(0, Math.max(0, f.rel.lastIndexOf("/")))}`,
@@ -1527,7 +1653,12 @@ class SessionGen {
 				const big = rng.chance(0.04);
 				if (cmd.startsWith("git diff") && !cmd.includes("--stat")) {
 					const f = this.pickFile();
-					text = `diff --git a/${f.rel} b/${f.rel}\nindex ${hex(rng, 7)}..${hex(rng, 7)} 100644\n--- a/${f.rel}\n+++ b/${f.rel}\n@@ -${rng.int(300)},7 +${rng.int(300)},9 @@\n${codeBlock(rng, ws.lang, ws, rng.range(5, 60))
+					text = `diff --git a/${f.rel} b/${f.rel}\nindex ${hex(rng, 7)}..${hex(rng, 7)} 100644\n--- a/${f.rel}\n+++ b/${f.rel}\n@@ -${rng.int(300)},7 +${rng.int(300)},9 @@\n${codeBlock(
+						rng,
+						ws.lang,
+						ws,
+						rng.range(5, 60),
+					)
 						.split("\n")
 						.map((l) => `${rng.pick([" ", " ", "+", "-"])}${l}`)
 						.join("\n")}`;
@@ -1601,7 +1732,11 @@ class SessionGen {
 		const rng = this.rng;
 		this.tick(5, 500);
 		if (this.plan.era === 1 && rng.chance(0.3)) {
-			this.append({ type: "custom", customType: "pi.virtual-model-state", data: { provider: this.model.provider, modelId: this.model.id, thinkingLevel: this.thinkingLevel } });
+			this.append({
+				type: "custom",
+				customType: "pi.virtual-model-state",
+				data: { provider: this.model.provider, modelId: this.model.id, thinkingLevel: this.thinkingLevel },
+			});
 			return;
 		}
 		const todos = [...Array(rng.range(1, 8))].map((_, i) => ({ id: i + 1, text: shortProse(rng), done: rng.chance(0.4) }));
@@ -1797,7 +1932,21 @@ function main(): void {
 	const sized: { plan: SessionPlan; chars: number; eligible: number }[] = [];
 	let planned = 0;
 	for (const p of allPlans) {
-		const sink: Sink = { eligibleBase: 0, plants: null, write: false, buf: "", fd: -1, bytes: 0, chars: 0, entries: 0, eligible: 0, locations: [], relPath: "", sessionId: "", stats: null };
+		const sink: Sink = {
+			eligibleBase: 0,
+			plants: null,
+			write: false,
+			buf: "",
+			fd: -1,
+			bytes: 0,
+			chars: 0,
+			entries: 0,
+			eligible: 0,
+			locations: [],
+			relPath: "",
+			sessionId: "",
+			stats: null,
+		};
 		new SessionGen(p, workspaces[p.ws] as Workspace, sink).run();
 		const chars = sink.chars + 160; // + header line
 		sized.push({ plan: p, chars, eligible: sink.eligible });
@@ -1955,7 +2104,8 @@ function main(): void {
 		planted,
 		phrases,
 		plantNotes: notes,
-		plantedIn: "one planted string per entry, in the text of user / assistant / toolResult messages or bashExecution output; counts are both occurrences and matching lines",
+		plantedIn:
+			"one planted string per entry, in the text of user / assistant / toolResult messages or bashExecution output; counts are both occurrences and matching lines",
 		plantedLocations: rareLocations,
 		workspaces: workspaces.map((w) => w.cwd),
 		commonTerms: COMMON_TERMS,

@@ -314,7 +314,10 @@ interface CliAnswer {
 	coverage: { estimatedMatches: number; matchesExact: boolean };
 }
 function cliSearch(args: string[], sync = false): CliAnswer {
-	const p = sh([bin, "search", "--all", ...(sync ? [] : ["--no-sync"]), "--json", "--index", indexPath, "--sessions-dir", sessionsDir, ...args], { env, quiet: true });
+	const p = sh([bin, "search", "--all", ...(sync ? [] : ["--no-sync"]), "--json", "--index", indexPath, "--sessions-dir", sessionsDir, ...args], {
+		env,
+		quiet: true,
+	});
 	return JSON.parse(p.stdout.toString()) as CliAnswer;
 }
 const planted = Object.entries(manifest.planted).sort((a, b) => a[1] - b[1]);
@@ -326,8 +329,18 @@ const rareTerm = planted[0]![0];
 		noSync.push(cliSearch([rareTerm]).freshness.syncMs);
 		withSync.push(cliSearch([rareTerm], true).freshness.syncMs);
 	}
-	add({ id: "fresh-nosync", label: "freshness check inside one search (`freshness.syncMs`, `--no-sync`, median)", value: median(noSync), text: `${ms(median(noSync))} ms` });
-	add({ id: "fresh-sync", label: "freshness check with the sync a search runs (`freshness.syncMs`, median)", value: median(withSync), text: `${ms(median(withSync))} ms` });
+	add({
+		id: "fresh-nosync",
+		label: "freshness check inside one search (`freshness.syncMs`, `--no-sync`, median)",
+		value: median(noSync),
+		text: `${ms(median(noSync))} ms`,
+	});
+	add({
+		id: "fresh-sync",
+		label: "freshness check with the sync a search runs (`freshness.syncMs`, median)",
+		value: median(withSync),
+		text: `${ms(median(withSync))} ms`,
+	});
 	const [rareWithSync] = wholeProcess([[bin, "search", "--all", "--json", "--index", indexPath, "--sessions-dir", sessionsDir, rareTerm]], procRuns, env);
 	add({ id: "proc-sync", label: "whole `pi-events search` process with its sync (rare term, median)", value: rareWithSync!, text: `${ms(rareWithSync!)} ms` });
 }
@@ -357,7 +370,13 @@ const classes: {
 	{ name: `planted phrase (\`"${plantedPhrase}"\`)`, query: `"${plantedPhrase}"`, rg: plantedPhrase },
 	...(rarePhrase === null
 		? []
-		: [{ name: "rare phrase of common words (the common words in their rarest order, e.g. `\"function error the\"`)", query: `"${rarePhrase.phrase}"`, rg: rarePhrase.phrase }]),
+		: [
+				{
+					name: 'rare phrase of common words (the common words in their rarest order, e.g. `"function error the"`)',
+					query: `"${rarePhrase.phrase}"`,
+					rg: rarePhrase.phrase,
+				},
+			]),
 	{
 		name: "filtered (1,000 matches, `--kind`, `--since`)",
 		query: planted[3]![0],
@@ -365,7 +384,14 @@ const classes: {
 		filters: { kinds: ["tool.result", "user.text"], sinceMs: Date.UTC(2026, 0, 1) },
 		cli: ["--kind", "tool.result,user.text", "--since", "2026-01-01"],
 	},
-	{ name: "10,000 matches, newest first, one per session", query: planted[4]![0], rg: planted[4]![0], sort: "newest", groupBy: "session", cli: ["--sort", "newest", "--group", "session"] },
+	{
+		name: "10,000 matches, newest first, one per session",
+		query: planted[4]![0],
+		rg: planted[4]![0],
+		sort: "newest",
+		groupBy: "session",
+		cli: ["--sort", "newest", "--group", "session"],
+	},
 	{ name: "filter-only (no query, `--error`)", query: "", rg: null, filters: { isError: true }, cli: ["--error"] },
 	{
 		name: "filter-only, selective (no query, `--branch alternate --kind bash.command`)",
@@ -471,7 +497,12 @@ async function toolsCall(): Promise<number[]> {
 		proc.stdin.write(`${JSON.stringify(msg)}\n`);
 		proc.stdin.flush();
 	};
-	send({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "bench", version: "0" } } });
+	send({
+		jsonrpc: "2.0",
+		id: 0,
+		method: "initialize",
+		params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "bench", version: "0" } },
+	});
 	await next();
 	const times: number[] = [];
 	for (let i = 1; i <= 200; i++) {
@@ -522,12 +553,16 @@ async function readPaths(calls: number): Promise<{ outOfScope: number[]; missing
 	let id = 0;
 	const call = async (sessionId: string): Promise<number> => {
 		const t = performance.now();
-		proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: ++id, method: "tools/call", params: { name: "event_read", arguments: { sessionId, entryId: "e1" } } })}\n`);
+		proc.stdin.write(
+			`${JSON.stringify({ jsonrpc: "2.0", id: ++id, method: "tools/call", params: { name: "event_read", arguments: { sessionId, entryId: "e1" } } })}\n`,
+		);
 		proc.stdin.flush();
 		await next();
 		return performance.now() - t;
 	};
-	proc.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "bench", version: "0" } } })}\n`);
+	proc.stdin.write(
+		`${JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "bench", version: "0" } } })}\n`,
+	);
 	proc.stdin.flush();
 	await next();
 	const missingId = "00000000-0000-4000-8000-00000000dead";

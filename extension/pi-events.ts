@@ -63,8 +63,7 @@ function stringEnum<T extends readonly string[]>(values: T, description?: string
 }
 
 const idString = (description: string) => Type.String({ minLength: 1, maxLength: 200, description });
-const stringList = (description: string) =>
-	Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 20, description }));
+const stringList = (description: string) => Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 20, description }));
 
 export const SearchParams = Type.Object(
 	{
@@ -76,19 +75,17 @@ export const SearchParams = Type.Object(
 			}),
 		),
 		limit: Type.Optional(Type.Integer({ minimum: 1, maximum: TOOL_MAX_LIMIT, description: "Maximum hits (default 10)" })),
-		sessionId: Type.Optional(idString("Only this session. May be the current session: then only events before this tool call. A unique prefix of at least 8 characters also works.")),
-		cwd: Type.Optional(
-			Type.String({ minLength: 1, maxLength: 4096, description: "Only sessions started in this directory or below (within your workspace)" }),
+		sessionId: Type.Optional(
+			idString("Only this session. May be the current session: then only events before this tool call. A unique prefix of at least 8 characters also works."),
 		),
+		cwd: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: "Only sessions started in this directory or below (within your workspace)" })),
 		eventTypes: stringList("Entry types: message, compaction, branch_summary, custom_message, session_info, label, model_change, ..."),
 		kinds: Type.Optional(Type.Array(stringEnum(SEMANTIC_KINDS), { description: "Semantic kinds of the matching text" })),
 		roles: stringList("Message roles: user, assistant, toolResult, bashExecution, custom"),
 		tools: stringList("Tool names: bash, read, edit, write, grep, ..."),
 		since: Type.Optional(Type.String({ maxLength: 40, description: "Events at or after: ISO date/time, or relative like 30m, 12h, 7d, 2w" })),
 		until: Type.Optional(Type.String({ maxLength: 40, description: "Events before: same forms as since" })),
-		isError: Type.Optional(
-			Type.Boolean({ description: "true: only failures (tool errors, non-zero exits, errored replies); false: only the rest" }),
-		),
+		isError: Type.Optional(Type.Boolean({ description: "true: only failures (tool errors, non-zero exits, errored replies); false: only the rest" })),
 		branchStates: Type.Optional(
 			Type.Array(stringEnum(BRANCH_STATES), {
 				description: "selected: on the conversation path that led to the latest entry; alternate: abandoned branches",
@@ -104,12 +101,11 @@ export const SearchParams = Type.Object(
 		),
 		sort: Type.Optional(stringEnum(["relevance", "newest", "oldest"] as const, "Hit order: relevance (default), newest or oldest first")),
 		groupBy: Type.Optional(stringEnum(["session"] as const, "session: one hit per session (its best event; otherMatchingEvents counts the rest)")),
-		exact: Type.Optional(
-			Type.Boolean({ description: "Match words only as typed: no other word forms (crash does not find crashed); off by default" }),
-		),
+		exact: Type.Optional(Type.Boolean({ description: "Match words only as typed: no other word forms (crash does not find crashed); off by default" })),
 		includeDerived: Type.Optional(
 			Type.Boolean({
-				description: "Also search pi-events' own echoes (earlier event_search/event_read/event_trace calls and results, `pi-events` shell runs); off by default",
+				description:
+					"Also search pi-events' own echoes (earlier event_search/event_read/event_trace calls and results, `pi-events` shell runs); off by default",
 			}),
 		),
 	},
@@ -327,7 +323,9 @@ export class ServerProcess {
 		// "close" (not "exit"): every answer already written to stdout has been read by then.
 		this.child.on("close", (code, signal) => {
 			const tail = this.stderrTail.trim();
-			this.close(new Error(`pi-events server exited (${signal ? `signal ${signal}` : `code ${code}`})${tail ? `: ${tail.split("\n").slice(-3).join(" | ")}` : ""}`));
+			this.close(
+				new Error(`pi-events server exited (${signal ? `signal ${signal}` : `code ${code}`})${tail ? `: ${tail.split("\n").slice(-3).join(" | ")}` : ""}`),
+			);
 		});
 		this.child.stdin?.on("error", () => {
 			// EPIPE after the child died; the close handler reports it.
@@ -591,10 +589,10 @@ export default function piEvents(pi: ExtensionAPI): void {
 		name: "event_search",
 		label: "Search session history",
 		description:
-			"Search what happened in earlier pi sessions of this workspace: past requests, answers, tool calls and their output, shell commands, errors, compaction and branch summaries. Use it before redoing work or when the user refers to something done before (\"the migration we wrote last week\", \"that ECONNREFUSED error\"). Returns ranked event hits with a short snippet and ids; follow up with event_read for the exact content or event_trace for the conversation around it. The current session is excluded unless you pass its sessionId (then only events before this call). Read-only.",
+			'Search what happened in earlier pi sessions of this workspace: past requests, answers, tool calls and their output, shell commands, errors, compaction and branch summaries. Use it before redoing work or when the user refers to something done before ("the migration we wrote last week", "that ECONNREFUSED error"). Returns ranked event hits with a short snippet and ids; follow up with event_read for the exact content or event_trace for the conversation around it. The current session is excluded unless you pass its sessionId (then only events before this call). Read-only.',
 		promptSnippet: "Search earlier pi sessions of this workspace (requests, answers, tool calls, output, errors)",
 		promptGuidelines: [
-			"Use event_search when the user refers to earlier work, a past error or decision, or something \"we did before\", and before redoing an investigation that may already have been done in an earlier session.",
+			'Use event_search when the user refers to earlier work, a past error or decision, or something "we did before", and before redoing an investigation that may already have been done in an earlier session.',
 			"Search with distinctive words as they would have appeared: error messages, file paths, identifiers, commands. Narrow with filters (since, tools, isError, cwd) rather than long queries.",
 			"event_search returns snippets only: call event_read with a hit's sessionId, entryId and fragmentId before relying on exact content; use event_trace to see what led to or followed an event.",
 		],
@@ -641,7 +639,7 @@ export default function piEvents(pi: ExtensionAPI): void {
 		name: "event_sessions",
 		label: "List sessions",
 		description:
-			"List the earlier pi sessions of this workspace, most recently active first: id, name, cwd, first and last time, number of entries, and the first thing the user asked. Use it to answer \"what did we do last?\" or to pick a session to search (event_search with sessionId) or read. The current session is not listed. Read-only.",
+			'List the earlier pi sessions of this workspace, most recently active first: id, name, cwd, first and last time, number of entries, and the first thing the user asked. Use it to answer "what did we do last?" or to pick a session to search (event_search with sessionId) or read. The current session is not listed. Read-only.',
 		promptSnippet: "List earlier pi sessions of this workspace, most recent first",
 		promptGuidelines: [
 			"Use event_sessions when the user asks what was done recently or in an earlier session, then event_search with its sessionId to look inside one.",

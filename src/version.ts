@@ -8,8 +8,7 @@ declare const PI_EVENTS_BUILD_TARGET: string | undefined;
 declare const PI_EVENTS_BUILD_COMMIT: string | undefined;
 
 export const VERSION: string = pkg.version;
-const BUILD_TARGET: string =
-	typeof PI_EVENTS_BUILD_TARGET === "string" ? PI_EVENTS_BUILD_TARGET : `${process.platform}-${process.arch} from source`;
+const BUILD_TARGET: string = typeof PI_EVENTS_BUILD_TARGET === "string" ? PI_EVENTS_BUILD_TARGET : `${process.platform}-${process.arch} from source`;
 const BUILD_COMMIT: string = typeof PI_EVENTS_BUILD_COMMIT === "string" ? PI_EVENTS_BUILD_COMMIT : "unknown";
 
 /** `pi-events --version`: the version first (scripts can cut it), then the target and the commit. */

@@ -31,7 +31,20 @@ test("every command is documented", () => {
 });
 
 test("every common, caller and filter flag is documented", () => {
-	const flags = [...Object.keys(commonArgs), ...Object.keys(callerArgs), ...Object.keys(filterArgs), "limit", "no-sync", "fragment", "offset", "length", "order", "before", "after", "stdio"];
+	const flags = [
+		...Object.keys(commonArgs),
+		...Object.keys(callerArgs),
+		...Object.keys(filterArgs),
+		"limit",
+		"no-sync",
+		"fragment",
+		"offset",
+		"length",
+		"order",
+		"before",
+		"after",
+		"stdio",
+	];
 	const missing = flags.filter((flag) => !readme.includes(`--${flag}`));
 	expect(missing).toEqual([]);
 });

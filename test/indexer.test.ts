@@ -315,7 +315,13 @@ describe("rewrites and replacement", () => {
 			// Same header, then entries of another session: longer than before, different prefix tail.
 			const head = readFileSync(path, "utf8").split("\n").slice(0, 2).join("\n") + "\n";
 			const rest = readFileSync(other.path, "utf8").split("\n").slice(1).join("\n");
-			writeFileSync(path, head + rest + rest.replace(/"id":"/g, '"id":"x').replace(/"parentId":"/g, '"parentId":"x') + readFileSync(fx.path, "utf8").split("\n").slice(2).join("\n"));
+			writeFileSync(
+				path,
+				head +
+					rest +
+					rest.replace(/"id":"/g, '"id":"x').replace(/"parentId":"/g, '"parentId":"x') +
+					readFileSync(fx.path, "utf8").split("\n").slice(2).join("\n"),
+			);
 			const r = env.sync();
 			expect(r.sessions.rebuilt).toBe(1);
 			expect(dumpIndex(env.db)).toEqual(env.freshDump());
@@ -368,7 +374,13 @@ describe("rewrites and replacement", () => {
 			const slotEnd = before.indexOf(0x0a);
 			const slot = before.subarray(0, slotEnd).toString("utf8").replace("Cron double-run fix", "Cron DOUBLE-RUN fix");
 			expect(Buffer.byteLength(slot)).toBe(slotEnd);
-			const extra = JSON.stringify({ type: "message", id: "ou3", parentId: "oa2", timestamp: "2026-02-10T08:07:00.000Z", message: { role: "user", content: "appended after title rewrite" } });
+			const extra = JSON.stringify({
+				type: "message",
+				id: "ou3",
+				parentId: "oa2",
+				timestamp: "2026-02-10T08:07:00.000Z",
+				message: { role: "user", content: "appended after title rewrite" },
+			});
 			writeFileSync(path, Buffer.concat([Buffer.from(slot), before.subarray(slotEnd), Buffer.from(`${extra}\n`)]));
 			const r = env.sync();
 			expect(r.sessions).toMatchObject({ rebuilt: 1, appended: 0 });
@@ -621,9 +633,7 @@ describe("sync report", () => {
 			expect(r.diagnosticCount).toBe(0);
 			expect(r.sessions).toEqual({ new: 0, appended: 0, rebuilt: 0, removed: 0, unchanged: 4, keptLastGood: 0, rejected: 0, pending: 0 });
 			expect(dumpIndex(env.db)).toEqual(before);
-			expect(checkFreshness(env.db, env.sources)).toEqual([
-				{ dir: env.sessions, origin: "flag", readable: true, files: 4, changed: 0, missing: 0, kept: 0 },
-			]);
+			expect(checkFreshness(env.db, env.sources)).toEqual([{ dir: env.sessions, origin: "flag", readable: true, files: 4, changed: 0, missing: 0, kept: 0 }]);
 		} finally {
 			env.close();
 		}

@@ -5,7 +5,11 @@ import { BRANCH_STATES, SELECTION_STATES, SEMANTIC_KINDS } from "../model.ts";
 export const filterArgs = {
 	session: { type: "string", description: "Only this session id (may target the current session, up to the invocation cutoff)", valueHint: "id" },
 	cwd: { type: "string", description: "Only sessions whose cwd is this directory or below it", valueHint: "dir" },
-	type: { type: "string", description: "Event types, comma-separated (message, compaction, branch_summary, custom_message, session_info, ...)", valueHint: "types" },
+	type: {
+		type: "string",
+		description: "Event types, comma-separated (message, compaction, branch_summary, custom_message, session_info, ...)",
+		valueHint: "types",
+	},
 	kind: { type: "string", description: `Semantic kinds, comma-separated (${SEMANTIC_KINDS.join(", ")})`, valueHint: "kinds" },
 	role: { type: "string", description: "Message roles, comma-separated (user, assistant, toolResult, bashExecution, custom)", valueHint: "roles" },
 	tool: { type: "string", description: "Tool names, comma-separated (bash, read, edit, ...)", valueHint: "names" },
@@ -19,6 +23,9 @@ export const filterArgs = {
 
 export function list(value: string | undefined): string[] | undefined {
 	if (value === undefined) return undefined;
-	const items = value.split(",").map((s) => s.trim()).filter(Boolean);
+	const items = value
+		.split(",")
+		.map((s) => s.trim())
+		.filter(Boolean);
 	return items.length > 0 ? items : undefined;
 }

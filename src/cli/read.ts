@@ -21,7 +21,11 @@ const args = {
 	order: { type: "string", description: "Neighbour order: append (file order, default) or branch (conversation path)", valueHint: "append|branch" },
 	before: { type: "string", description: `Neighbours before (0-${MAX_NEIGHBOURS}, default 0)`, valueHint: "n" },
 	after: { type: "string", description: `Neighbours after (0-${MAX_NEIGHBOURS}, default 0)`, valueHint: "n" },
-	only: { type: "string", description: "conversation: count neighbours among user/assistant text, session names and summaries only", valueHint: "conversation" },
+	only: {
+		type: "string",
+		description: "conversation: count neighbours among user/assistant text, session names and summaries only",
+		valueHint: "conversation",
+	},
 	sync: { type: "boolean", description: "Sync the index first (--no-sync to skip)", default: true },
 } as const;
 

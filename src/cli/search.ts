@@ -39,7 +39,8 @@ export const searchCommand = defineCommand({
 			throw new PiEventsError("E_USAGE", `--limit must be an integer from 1 to ${MAX_LIMIT}`);
 		}
 		const sort = a.sort ?? "relevance";
-		if (!(SORT_ORDERS as readonly string[]).includes(sort)) throw new PiEventsError("E_USAGE", `--sort must be one of ${SORT_ORDERS.join(", ")}, got ${JSON.stringify(sort)}`);
+		if (!(SORT_ORDERS as readonly string[]).includes(sort))
+			throw new PiEventsError("E_USAGE", `--sort must be one of ${SORT_ORDERS.join(", ")}, got ${JSON.stringify(sort)}`);
 		if (a.group !== undefined && a.group !== "session") throw new PiEventsError("E_USAGE", `--group must be session, got ${JSON.stringify(a.group)}`);
 		const now = Date.now();
 		const scope = scopeFrom(a, settings, process.env, process.cwd());

@@ -16,8 +16,12 @@ export function renderRead(unsafe: ReadResult): string {
 	const e = r.event;
 	const out: string[] = [];
 	out.push(`session ${r.session.sessionId}${r.session.name ? ` "${r.session.name}"` : ""}  ${r.session.cwd ?? "?"}`);
-	out.push(`event   ${e.entryId}${e.idDerived ? " (derived id)" : ""}  ${e.eventType}${e.role ? `/${e.role}` : ""}${e.toolName ? ` ${e.toolName}` : ""}  ${e.timestamp ?? "no time"}`);
-	out.push(`state   branch ${e.branchState}, context ${e.contextRole}, selection ${e.selectionState}${e.isError ? ", error" : ""}${e.exitCode !== null ? `, exit ${e.exitCode}` : ""}`);
+	out.push(
+		`event   ${e.entryId}${e.idDerived ? " (derived id)" : ""}  ${e.eventType}${e.role ? `/${e.role}` : ""}${e.toolName ? ` ${e.toolName}` : ""}  ${e.timestamp ?? "no time"}`,
+	);
+	out.push(
+		`state   branch ${e.branchState}, context ${e.contextRole}, selection ${e.selectionState}${e.isError ? ", error" : ""}${e.exitCode !== null ? `, exit ${e.exitCode}` : ""}`,
+	);
 	out.push(`source  ${e.locator.file}:${e.locator.line} (bytes ${e.locator.byteOffset}+${e.locator.byteLength})`);
 	if (e.parentId) out.push(`parent  ${e.parentId}`);
 	if (e.files.length) out.push(`files   ${e.files.map((f) => `${f.op} ${f.path}`).join(", ")}`);
@@ -27,7 +31,11 @@ export function renderRead(unsafe: ReadResult): string {
 		out.push("", `--- ${w.fragmentId} [${w.offset}, ${w.offset + w.length}) of ${w.totalChars} chars${w.hasMore ? " (more: raise --offset)" : ""}`, w.text);
 	} else {
 		for (const part of r.content) {
-			out.push("", `--- ${part.fragmentId} (${part.chars} chars${part.truncated ? `, first ${part.text.length} shown; use --fragment ${part.fragmentId} --offset N` : ""})`, part.text);
+			out.push(
+				"",
+				`--- ${part.fragmentId} (${part.chars} chars${part.truncated ? `, first ${part.text.length} shown; use --fragment ${part.fragmentId} --offset N` : ""})`,
+				part.text,
+			);
 		}
 	}
 	const n = r.neighbours;

@@ -8,7 +8,9 @@ export function renderTrace(unsafe: TraceResult, style: Style): string {
 	const t = terminalSafeDeep(unsafe);
 	const bold = (s: string) => (style.color ? `\x1b[1m${s}\x1b[0m` : s);
 	const out: string[] = [];
-	out.push(`session ${t.session.sessionId}${t.session.name ? ` "${t.session.name}"` : ""}  ${t.session.cwd ?? "?"}  (materialized leaf ${t.session.leafEntryId ?? "none"})`);
+	out.push(
+		`session ${t.session.sessionId}${t.session.name ? ` "${t.session.name}"` : ""}  ${t.session.cwd ?? "?"}  (materialized leaf ${t.session.leafEntryId ?? "none"})`,
+	);
 	out.push("");
 	let indent = "";
 	if (t.parent) {
@@ -37,7 +39,9 @@ export function renderTrace(unsafe: TraceResult, style: Style): string {
 	if (rels.length) {
 		out.push("", "relationships:");
 		for (const r of rels) {
-			const what = r.node ? `${r.node.sessionId === t.session.sessionId ? "" : `${r.node.sessionId} `}${r.node.entryId} (${r.node.eventType}${r.node.role ? `/${r.node.role}` : ""})` : r.path ?? (r.session ? `session ${r.session.sessionId} ${r.session.cwd ?? ""}` : r.note ?? "");
+			const what = r.node
+				? `${r.node.sessionId === t.session.sessionId ? "" : `${r.node.sessionId} `}${r.node.entryId} (${r.node.eventType}${r.node.role ? `/${r.node.role}` : ""})`
+				: (r.path ?? (r.session ? `session ${r.session.sessionId} ${r.session.cwd ?? ""}` : (r.note ?? "")));
 			out.push(`  ${r.direction === "out" ? "→" : "←"} ${r.relation} [${r.label}] ${what}${r.note && r.node ? ` (${r.note})` : ""}`);
 		}
 	}

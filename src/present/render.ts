@@ -57,14 +57,21 @@ export function renderHits(unsafeHits: Hit[], style: HitStyle): string {
 	const hits = terminalSafeDeep(unsafeHits);
 	hits.forEach((h, i) => {
 		const when = h.timestamp ? h.timestamp.replace("T", " ").slice(0, 16) : "no time";
-		const flags = [h.derived ? "derived: a pi-events echo" : null, h.isError ? "error" : null, h.branchState !== "selected" ? h.branchState : null, h.selectionState !== "direct" ? h.selectionState : null]
+		const flags = [
+			h.derived ? "derived: a pi-events echo" : null,
+			h.isError ? "error" : null,
+			h.branchState !== "selected" ? h.branchState : null,
+			h.selectionState !== "direct" ? h.selectionState : null,
+		]
 			.filter(Boolean)
 			.join(", ");
 		const who = h.toolName ? `${h.semanticKind} ${h.toolName}` : h.semanticKind;
 		const name = h.sessionName ? `  "${h.sessionName.length > NAME_CHARS ? `${h.sessionName.slice(0, NAME_CHARS - 1)}…` : h.sessionName}"` : "";
 		const where = cwdLabel(h.cwd, style.root ?? null);
 		const more = h.otherMatchingEvents ? `  (+${h.otherMatchingEvents} more in this session)` : "";
-		out.push(`${ansi("1", `${i + 1}.`, style)} ${when}  ${ansi("36", who, style)}${flags ? `  [${flags}]` : ""}${name}${where ? `  ${ansi("2", where, style)}` : ""}${more}`);
+		out.push(
+			`${ansi("1", `${i + 1}.`, style)} ${when}  ${ansi("36", who, style)}${flags ? `  [${flags}]` : ""}${name}${where ? `  ${ansi("2", where, style)}` : ""}${more}`,
+		);
 		out.push(`   ${markSnippet(h.snippet, h.highlights, style)}`);
 		out.push(`   ${ansi("2", `${h.sessionId} ${h.entryId} ${h.fragmentId}${style.paths ? `  ${h.sessionFile}:${h.line}` : ""}`, style)}`);
 	});
@@ -95,8 +102,11 @@ export function freshnessLine(f: Freshness, coverage?: SearchCoverage): string {
 		);
 	}
 	if (coverage?.truncated) {
-		const count = (n: number, what: string) => `${n.toLocaleString("en-US")}${coverage.matchesExact ? "" : "+"} ${what}${n === 1 && coverage.matchesExact ? "" : "s"}`;
-		parts.push(`more than shown: ${count(coverage.estimatedMatches, "matching event")} in ${count(coverage.estimatedSessions, "session")} (raise the limit to see more)`);
+		const count = (n: number, what: string) =>
+			`${n.toLocaleString("en-US")}${coverage.matchesExact ? "" : "+"} ${what}${n === 1 && coverage.matchesExact ? "" : "s"}`;
+		parts.push(
+			`more than shown: ${count(coverage.estimatedMatches, "matching event")} in ${count(coverage.estimatedSessions, "session")} (raise the limit to see more)`,
+		);
 	}
 	if (coverage && coverage.ignoredTerms.length > 0) parts.push(`ignored: ${coverage.ignoredTerms.map((t) => JSON.stringify(t)).join(" ")}`);
 	for (const p of f.problems) parts.push(p);

@@ -196,66 +196,66 @@ export class WordForms {
 		let out: string[] | null = null;
 		let seen: Set<string> | null = null;
 		for (const text of texts) {
-		const lower = text.toLowerCase();
-		const n = lower.length;
-		let i = 0;
-		while (i < n) {
-			let c = lower.charCodeAt(i);
-			if (c < 128 && !((c >= 97 && c <= 122) || (c >= 48 && c <= 57))) {
-				i++;
-				continue;
-			}
-			const start = i;
-			let letters = true;
-			let h = 0x811c9dc5 | 0;
+			const lower = text.toLowerCase();
+			const n = lower.length;
+			let i = 0;
 			while (i < n) {
-				c = lower.charCodeAt(i);
-				if (c >= 97 && c <= 122) {
-					h = Math.imul(h ^ c, 16777619);
+				let c = lower.charCodeAt(i);
+				if (c < 128 && !((c >= 97 && c <= 122) || (c >= 48 && c <= 57))) {
 					i++;
-				} else if ((c >= 48 && c <= 57) || c >= 128) {
-					letters = false;
-					i++;
-				} else break;
-			}
-			const len = i - start;
-			if (!letters || len < MIN_WORD || len > MAX_WORD) continue;
-			let slot = h & mask;
-			let found: string;
-			for (;;) {
-				const k = this.keys[slot]!;
-				if (k.length === 0) {
-					if (this.used * 2 >= mask) {
-						this.grow();
-						mask = this.keys.length - 1;
-						slot = h & mask;
-						while (this.keys[slot]!.length > 0) slot = (slot + 1) & mask;
+					continue;
+				}
+				const start = i;
+				let letters = true;
+				let h = 0x811c9dc5 | 0;
+				while (i < n) {
+					c = lower.charCodeAt(i);
+					if (c >= 97 && c <= 122) {
+						h = Math.imul(h ^ c, 16777619);
+						i++;
+					} else if ((c >= 48 && c <= 57) || c >= 128) {
+						letters = false;
+						i++;
+					} else break;
+				}
+				const len = i - start;
+				if (!letters || len < MIN_WORD || len > MAX_WORD) continue;
+				let slot = h & mask;
+				let found: string;
+				for (;;) {
+					const k = this.keys[slot]!;
+					if (k.length === 0) {
+						if (this.used * 2 >= mask) {
+							this.grow();
+							mask = this.keys.length - 1;
+							slot = h & mask;
+							while (this.keys[slot]!.length > 0) slot = (slot + 1) & mask;
+						}
+						// A copy, not a slice: a slice keeps the whole lowercased fragment text alive as
+						// long as the table holds the word (hundreds of MB over a cold index).
+						const word = Buffer.from(lower.slice(start, i), "latin1").toString("latin1");
+						const st = stem(word);
+						found = st === word ? "" : st;
+						this.keys[slot] = word;
+						this.stems[slot] = found;
+						this.hashes[slot] = h;
+						this.used++;
+						break;
 					}
-					// A copy, not a slice: a slice keeps the whole lowercased fragment text alive as
-					// long as the table holds the word (hundreds of MB over a cold index).
-					const word = Buffer.from(lower.slice(start, i), "latin1").toString("latin1");
-					const st = stem(word);
-					found = st === word ? "" : st;
-					this.keys[slot] = word;
-					this.stems[slot] = found;
-					this.hashes[slot] = h;
-					this.used++;
-					break;
+					if (this.hashes[slot] === h && k.length === len && lower.startsWith(k, start)) {
+						found = this.stems[slot]!;
+						break;
+					}
+					slot = (slot + 1) & mask;
 				}
-				if (this.hashes[slot] === h && k.length === len && lower.startsWith(k, start)) {
-					found = this.stems[slot]!;
-					break;
-				}
-				slot = (slot + 1) & mask;
-			}
-			if (found.length > 0) {
-				seen ??= new Set();
-				if (!seen.has(found)) {
-					seen.add(found);
-					(out ??= []).push(found);
+				if (found.length > 0) {
+					seen ??= new Set();
+					if (!seen.has(found)) {
+						seen.add(found);
+						(out ??= []).push(found);
+					}
 				}
 			}
-		}
 		}
 		return out ? out.join(" ") : "";
 	}

@@ -82,14 +82,9 @@ export function parseQuery(input: string, options: QueryOptions = {}): ParsedQue
 		terms.push({ text: r.text, phrase: r.phrase, tokens, alternatives, stem: wordStem });
 	}
 	if (terms.length === 0) {
-		throw new PiEventsError(
-			"E_BAD_QUERY",
-			input.trim() === "" ? "the query is empty" : "the query has no letters or digits to search for",
-		);
+		throw new PiEventsError("E_BAD_QUERY", input.trim() === "" ? "the query is empty" : "the query has no letters or digits to search for");
 	}
-	const match = terms
-		.map((t) => (t.alternatives.length === 1 ? t.alternatives[0]! : `(${t.alternatives.join(" OR ")})`))
-		.join(" AND ");
+	const match = terms.map((t) => (t.alternatives.length === 1 ? t.alternatives[0]! : `(${t.alternatives.join(" OR ")})`)).join(" AND ");
 	return { terms, match, ignored };
 }
 
@@ -142,5 +137,8 @@ function indexTokens(text: string): string[] {
 
 /** Lowercase and strip diacritics, keeping one output character per input UTF-16 unit where possible. */
 export function foldText(text: string): string {
-	return text.normalize("NFKD").replace(/\p{M}+/gu, "").toLowerCase();
+	return text
+		.normalize("NFKD")
+		.replace(/\p{M}+/gu, "")
+		.toLowerCase();
 }

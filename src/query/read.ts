@@ -73,12 +73,16 @@ export function readEvent(gate: Gate, req: ReadRequest): ReadResult {
 	const { session: visible, event } = gate.event(gate.resolveSessionId(req.sessionId), req.entryId);
 	const session = visible.row;
 	const entry = readSource(session, event);
-	const projected = projectEntry(entry, {
-		seq: event.seq,
-		version: session.version,
-		previousEntryId: event.parent_id,
-		locator: { file: session.path, offset: event.byte_offset, length: event.byte_length, line: event.line, hash: event.content_hash },
-	}, { fullText: true });
+	const projected = projectEntry(
+		entry,
+		{
+			seq: event.seq,
+			version: session.version,
+			previousEntryId: event.parent_id,
+			locator: { file: session.path, offset: event.byte_offset, length: event.byte_length, line: event.line, hash: event.content_hash },
+		},
+		{ fullText: true },
+	);
 
 	let window: ReadResult["window"] = null;
 	if (req.fragmentId !== undefined) {
@@ -95,7 +99,14 @@ export function readEvent(gate: Gate, req: ReadRequest): ReadResult {
 		if (!Number.isInteger(offset) || offset < 0) throw new PiEventsError("E_USAGE", "offset must be a non-negative integer");
 		if (!Number.isInteger(length) || length < 1 || length > MAX_WINDOW) throw new PiEventsError("E_USAGE", `length must be an integer from 1 to ${MAX_WINDOW}`);
 		const text = fragment.text.slice(offset, offset + length);
-		window = { fragmentId: fragment.fragmentId, offset, length: text.length, totalChars: fragment.text.length, text, hasMore: offset + length < fragment.text.length };
+		window = {
+			fragmentId: fragment.fragmentId,
+			offset,
+			length: text.length,
+			totalChars: fragment.text.length,
+			text,
+			hasMore: offset + length < fragment.text.length,
+		};
 	}
 	const content: ContentPart[] = projected.fragments.map((f) => ({
 		fragmentId: f.fragmentId,

@@ -176,7 +176,9 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 	const grouped = request.groupBy === "session";
 	// Only common terms, which may share few fragments: search the newest sessions' window only.
 	const bounds: SearchBounds = { commonTermFragments: COMMON_TERM_FRAGMENTS, windowFragments: SEARCH_WINDOW_FRAGMENTS, ...request.bounds };
-	const range = onlyCommonTerms(scoped, parsed, bounds.commonTermFragments) ? scoped.window(bounds.windowFragments, sort === "oldest" ? "oldest" : "newest") : null;
+	const range = onlyCommonTerms(scoped, parsed, bounds.commonTermFragments)
+		? scoped.window(bounds.windowFragments, sort === "oldest" ? "oldest" : "newest")
+		: null;
 	// Counting in-scope matches is cheap (no ranking, no joins) and capped: it only decides how to rank.
 	// In a window, the candidates are read at once (one walk of the window, not a count and then a
 	// read); more than RECENT_MATCHES are a common query's, whose first RECENT_MATCHES in index order are
@@ -215,7 +217,15 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 	const best = events.reduce((max, e) => Math.max(max, -e.score), 0);
 	return {
 		hits: rows.map((row, i) => {
-			const hit = toHit(row, matched.get(row.event_key) ?? 1, texts.has(row.frag_key) ? (texts.get(row.frag_key) ?? null) : fragmentText(row), parsed.terms, forms, i + 1, best);
+			const hit = toHit(
+				row,
+				matched.get(row.event_key) ?? 1,
+				texts.has(row.frag_key) ? (texts.get(row.frag_key) ?? null) : fragmentText(row),
+				parsed.terms,
+				forms,
+				i + 1,
+				best,
+			);
 			if (grouped) hit.otherMatchingEvents = (sessionsMatched.get(row.session_key) ?? 1) - 1;
 			return hit;
 		}),
@@ -279,7 +289,11 @@ function onlyCommonTerms(scoped: ScopedSearch, parsed: ParsedQuery, common: numb
  * kind weight (as any very common query is ranked). The coverage says so: mode "recent", the share
  * of all matches unknown.
  */
-function rankWindow(scoped: ScopedSearch, parsed: ParsedQuery, inWindow: RankedRow[]): { ranked: RankedRow[]; mode: SearchCoverage["mode"]; rankedShare: number | null } {
+function rankWindow(
+	scoped: ScopedSearch,
+	parsed: ParsedQuery,
+	inWindow: RankedRow[],
+): { ranked: RankedRow[]; mode: SearchCoverage["mode"]; rankedShare: number | null } {
 	if (inWindow.length > RECENT_MATCHES) return { ranked: inWindow.slice(0, RECENT_MATCHES), mode: "recent", rankedShare: null };
 	scoreAll(scoped, parsed, inWindow);
 	return { ranked: inWindow, mode: "recent", rankedShare: null };
@@ -330,7 +344,12 @@ function rankCandidates(
  * only). With a targeted current session, its events are left out of the explanation: whether a
  * term occurs after the invocation cutoff must not show.
  */
-function explainEmpty(scoped: ScopedSearch, parsed: ParsedQuery, counted: number, window: RowidRange | null): Pick<SearchCoverage, "emptyBecause" | "unmatchedTerms"> {
+function explainEmpty(
+	scoped: ScopedSearch,
+	parsed: ParsedQuery,
+	counted: number,
+	window: RowidRange | null,
+): Pick<SearchCoverage, "emptyBecause" | "unmatchedTerms"> {
 	// With a window (common terms only), the explanation is about that window, like the answer.
 	const range = window ?? undefined;
 	if (!scoped.cutoffApplies && counted > 0) return { emptyBecause: "filters", unmatchedTerms: [] };
@@ -451,7 +470,13 @@ function selectEvents(scoped: Pick<ScopedSearch, "hydrate">, ordered: RankedRow[
 		const sure = ordered.filter((r) => byScore(r, boundary) < 0 && !tiesWith(r));
 		const tied = ordered.filter(tiesWith);
 		rows = scoped.hydrate(sure.slice(0, want)).sort(compareRows);
-		if (rows.length < want && tied.length > 0) rows.push(...scoped.hydrate(tied).sort(compareRows).slice(0, want - rows.length));
+		if (rows.length < want && tied.length > 0)
+			rows.push(
+				...scoped
+					.hydrate(tied)
+					.sort(compareRows)
+					.slice(0, want - rows.length),
+			);
 	} else {
 		rows = scoped.hydrate(ordered.slice(0, want));
 	}
@@ -477,11 +502,7 @@ function bestPerEvent(ranked: RankedRow[]): RankedRow[] {
 
 function compareRows(a: CandidateRow, b: CandidateRow): number {
 	return (
-		a.score - b.score ||
-		(b.ts_ms ?? 0) - (a.ts_ms ?? 0) ||
-		cmp(a.session_id, b.session_id) ||
-		cmp(a.entry_id, b.entry_id) ||
-		cmp(a.fragment_id, b.fragment_id)
+		a.score - b.score || (b.ts_ms ?? 0) - (a.ts_ms ?? 0) || cmp(a.session_id, b.session_id) || cmp(a.entry_id, b.entry_id) || cmp(a.fragment_id, b.fragment_id)
 	);
 }
 
@@ -587,7 +608,7 @@ function filterOnlySearch(gate: Gate, request: SearchRequest, limit: number, sta
 	const bestOfSession = new Map<number, RankedRow>();
 	// Times of the first `limit` units (events, or sessions when grouped) in the order, as sort keys
 	// (a missing time sorts last), and how many units there are.
-	const key = (ts: number | null | undefined) => (ts ?? null) === null ? (newest ? -Infinity : Infinity) : (ts as number);
+	const key = (ts: number | null | undefined) => ((ts ?? null) === null ? (newest ? -Infinity : Infinity) : (ts as number));
 	let top: number[] = [];
 	let units = 0;
 	let examined = 0;

@@ -71,12 +71,24 @@ export function traceEvent(gate: Gate, sessionId: string, entryId: string): Trac
 	}
 
 	// Pointers recorded in the target (compaction boundary, branch-summary source, label/edit target).
-	const pointerRelation: Record<string, string> = { compaction: "compacts", branch_summary: "branch-summary-from", label: "labels", context_edit: "edits-context-of" };
+	const pointerRelation: Record<string, string> = {
+		compaction: "compacts",
+		branch_summary: "branch-summary-from",
+		label: "labels",
+		context_edit: "edits-context-of",
+	};
 	const outgoing = pointerRelation[event.event_type];
 	if (outgoing && event.target_id) {
 		const target = session.event(event.target_id);
 		if (target) rel(outgoing, "out", "recorded", target);
-		else relations.push({ relation: outgoing, direction: "out", label: "recorded", node: null, note: `points at ${JSON.stringify(event.target_id)}, which is not in this session's index` });
+		else
+			relations.push({
+				relation: outgoing,
+				direction: "out",
+				label: "recorded",
+				node: null,
+				note: `points at ${JSON.stringify(event.target_id)}, which is not in this session's index`,
+			});
 	}
 	for (const pointer of session.pointingAt(event.entry_id)) {
 		const relation = pointerRelation[pointer.event_type];
@@ -117,7 +129,14 @@ function lineage(gate: Gate, session: VisibleSession, event: EventRow): Relation
 			const copy = event.id_derived ? null : parent.event(event.entry_id);
 			if (copy) out.push({ relation: "copied-from", direction: "out", label: "derived", node: eventView(copy, parent) });
 		} else {
-			out.push({ relation: "session-parent", direction: "out", label: "recorded", node: null, session: null, note: "the parent session is not available (not indexed, moved, or outside your scope)" });
+			out.push({
+				relation: "session-parent",
+				direction: "out",
+				label: "recorded",
+				node: null,
+				session: null,
+				note: "the parent session is not available (not indexed, moved, or outside your scope)",
+			});
 		}
 	}
 	for (const child of gate.childSessions(session)) {

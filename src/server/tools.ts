@@ -41,7 +41,9 @@ const SearchInput = v.strictObject({
 	),
 	limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(TOOL_MAX_LIMIT), v.description("Maximum hits (default 10)"))),
 	sessionId: v.optional(sessionIdInput("Only this session. May be the current session: then only events before this tool call.")),
-	cwd: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(4096), v.description("Only sessions started in this directory or below (within your workspace)"))),
+	cwd: v.optional(
+		v.pipe(v.string(), v.minLength(1), v.maxLength(4096), v.description("Only sessions started in this directory or below (within your workspace)")),
+	),
 	eventTypes: stringList("Entry types: message, compaction, branch_summary, custom_message, session_info, label, model_change, ..."),
 	kinds: v.optional(v.pipe(v.array(v.picklist(SEMANTIC_KINDS)), v.description("Semantic kinds of the matching text"))),
 	roles: stringList("Message roles: user, assistant, toolResult, bashExecution, custom"),
@@ -49,14 +51,28 @@ const SearchInput = v.strictObject({
 	since: v.optional(v.pipe(v.string(), v.maxLength(40), v.description("Events at or after: ISO date/time, or relative like 30m, 12h, 7d, 2w"))),
 	until: v.optional(v.pipe(v.string(), v.maxLength(40), v.description("Events before: same forms as since"))),
 	isError: v.optional(v.pipe(v.boolean(), v.description("true: only failures (tool errors, non-zero exits, errored replies); false: only the rest"))),
-	branchStates: v.optional(v.pipe(v.array(v.picklist(BRANCH_STATES)), v.description("selected: on the conversation path that led to the latest entry; alternate: abandoned branches"))),
-	selectionStates: v.optional(v.pipe(v.array(v.picklist(SELECTION_STATES)), v.description("direct: in the model context; summarized: replaced by a compaction summary; not-selected: off-path or removed"))),
-	files: stringList("Only events that touched one of these paths or a path under them (read/edit/write calls, summary details); relative paths are relative to your workspace root"),
+	branchStates: v.optional(
+		v.pipe(v.array(v.picklist(BRANCH_STATES)), v.description("selected: on the conversation path that led to the latest entry; alternate: abandoned branches")),
+	),
+	selectionStates: v.optional(
+		v.pipe(
+			v.array(v.picklist(SELECTION_STATES)),
+			v.description("direct: in the model context; summarized: replaced by a compaction summary; not-selected: off-path or removed"),
+		),
+	),
+	files: stringList(
+		"Only events that touched one of these paths or a path under them (read/edit/write calls, summary details); relative paths are relative to your workspace root",
+	),
 	sort: v.optional(v.pipe(v.picklist(SORT_ORDERS), v.description("Hit order: relevance (default), newest or oldest first"))),
 	groupBy: v.optional(v.pipe(v.picklist(["session"]), v.description("session: one hit per session (its best event; otherMatchingEvents counts the rest)"))),
 	exact: v.optional(v.pipe(v.boolean(), v.description("Match words only as typed: no other word forms (crash does not find crashed); off by default"))),
 	includeDerived: v.optional(
-		v.pipe(v.boolean(), v.description("Also search pi-events' own echoes (earlier event_search/event_read/event_trace calls and results, `pi-events` shell runs); off by default")),
+		v.pipe(
+			v.boolean(),
+			v.description(
+				"Also search pi-events' own echoes (earlier event_search/event_read/event_trace calls and results, `pi-events` shell runs); off by default",
+			),
+		),
 	),
 });
 
@@ -66,11 +82,19 @@ const ReadInput = v.strictObject({
 	fragmentId: v.optional(id("Fragment to read a window of, e.g. the hit's fragmentId (tool.result#0)")),
 	offset: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.description("Window start in characters (default 0)"))),
 	length: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(MAX_WINDOW), v.description("Window length in characters (default 4000)"))),
-	order: v.optional(v.pipe(v.picklist(["append", "branch"]), v.description("Neighbour order: append = file order; branch = the conversation path (parents before, selected children after)"))),
+	order: v.optional(
+		v.pipe(
+			v.picklist(["append", "branch"]),
+			v.description("Neighbour order: append = file order; branch = the conversation path (parents before, selected children after)"),
+		),
+	),
 	before: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(MAX_NEIGHBOURS), v.description("Neighbours before (default 0)"))),
 	after: v.optional(v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(MAX_NEIGHBOURS), v.description("Neighbours after (default 0)"))),
 	only: v.optional(
-		v.pipe(v.picklist(["conversation"]), v.description("conversation: count neighbours among user and assistant text, session names and summaries only (skip tool calls, results, model changes)")),
+		v.pipe(
+			v.picklist(["conversation"]),
+			v.description("conversation: count neighbours among user and assistant text, session names and summaries only (skip tool calls, results, model changes)"),
+		),
 	),
 });
 
@@ -140,7 +164,9 @@ const ReadOutput = v.looseObject({
 	event: EventViewSchema,
 	session: v.looseObject({ sessionId: v.string(), cwd: nullableString, file: v.string() }),
 	content: v.array(v.looseObject({ fragmentId: v.string(), kind: v.string(), chars: v.number(), text: v.string(), truncated: v.boolean() })),
-	window: v.nullable(v.looseObject({ fragmentId: v.string(), offset: v.number(), length: v.number(), totalChars: v.number(), text: v.string(), hasMore: v.boolean() })),
+	window: v.nullable(
+		v.looseObject({ fragmentId: v.string(), offset: v.number(), length: v.number(), totalChars: v.number(), text: v.string(), hasMore: v.boolean() }),
+	),
 	omitted: v.array(v.string()),
 	neighbours: v.looseObject({ order: v.string(), before: v.array(EventViewSchema), after: v.array(EventViewSchema), alternatives: v.array(EventViewSchema) }),
 });
@@ -201,7 +227,7 @@ export const TOOLS: ToolDef[] = [
 		name: "event_search",
 		title: "Search pi session history",
 		description:
-			"Search what happened in earlier pi sessions of this workspace: past requests, answers, tool calls and their output, shell commands, errors, compaction and branch summaries. Use it before redoing work or when the user refers to something done before (\"the migration we wrote last week\", \"that ECONNREFUSED error\"). Returns ranked event hits with a short snippet and ids; follow up with event_read for the exact content or event_trace for the conversation around it. The current session is excluded unless you pass its sessionId (then only events before this call).",
+			'Search what happened in earlier pi sessions of this workspace: past requests, answers, tool calls and their output, shell commands, errors, compaction and branch summaries. Use it before redoing work or when the user refers to something done before ("the migration we wrote last week", "that ECONNREFUSED error"). Returns ranked event hits with a short snippet and ids; follow up with event_read for the exact content or event_trace for the conversation around it. The current session is excluded unless you pass its sessionId (then only events before this call).',
 		input: SearchInput,
 		output: SearchOutput,
 		run: (args: v.InferOutput<typeof SearchInput>, ctx) => {
@@ -236,7 +262,10 @@ export const TOOLS: ToolDef[] = [
 				groupBy: args.groupBy,
 			});
 			const hint = noHitsHint(result.coverage, { exact: args.exact === true, exactFlag: "exact: true", derivedFlag: "includeDerived: true" });
-			const head = result.hits.length === 0 ? `No hits${hint ? `: ${hint}` : ""}.` : `${result.hits.length} hit${result.hits.length === 1 ? "" : "s"} (sessionId entryId fragmentId under each; event_read for exact content):`;
+			const head =
+				result.hits.length === 0
+					? `No hits${hint ? `: ${hint}` : ""}.`
+					: `${result.hits.length} hit${result.hits.length === 1 ? "" : "s"} (sessionId entryId fragmentId under each; event_read for exact content):`;
 			return {
 				structured: { hits: result.hits, freshness, coverage: result.coverage },
 				text: `${head}\n${renderHits(result.hits, { color: false, root: ctx.scope.roots?.[0] ?? null })}${freshnessLine(freshness, result.coverage)}`,
@@ -273,7 +302,7 @@ export const TOOLS: ToolDef[] = [
 		name: "event_sessions",
 		title: "List pi sessions of this workspace",
 		description:
-			"List the earlier pi sessions of this workspace, most recently active first: id, name, cwd, first and last time, number of entries, and the first thing the user asked. Use it to answer \"what did we do last?\" or to pick a session to search (event_search with sessionId) or read. The current session is not listed.",
+			'List the earlier pi sessions of this workspace, most recently active first: id, name, cwd, first and last time, number of entries, and the first thing the user asked. Use it to answer "what did we do last?" or to pick a session to search (event_search with sessionId) or read. The current session is not listed.',
 		input: SessionsInput,
 		output: SessionsOutput,
 		run: (args: v.InferOutput<typeof SessionsInput>, ctx) => {

@@ -24,11 +24,7 @@ const CR = 0x0d;
  * Split `buf` (which starts at file offset `baseOffset`, physical line `firstLine`) into complete
  * lines. Returns the lines and `consumed`, the number of bytes up to and including the last LF.
  */
-export function frameLines(
-	buf: Uint8Array,
-	baseOffset: number,
-	firstLine: number,
-): { lines: FramedLine[]; consumed: number } {
+export function frameLines(buf: Uint8Array, baseOffset: number, firstLine: number): { lines: FramedLine[]; consumed: number } {
 	const lines: FramedLine[] = [];
 	let start = 0;
 	let line = firstLine;

@@ -54,12 +54,7 @@ export interface DurableRead {
  * Read complete lines from `start` up to the size observed when the file was opened, handing
  * them to `onLines` chunk by chunk. Bytes after the last LF (a torn tail) are not returned.
  */
-export function readDurableLines(
-	path: string,
-	start: number,
-	firstLine: number,
-	onLines: (lines: FramedLine[]) => void,
-): DurableRead {
+export function readDurableLines(path: string, start: number, firstLine: number, onLines: (lines: FramedLine[]) => void): DurableRead {
 	const fd = openRegularFile(path);
 	try {
 		const st = fstatSync(fd);

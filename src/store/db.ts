@@ -194,7 +194,8 @@ function openWith(path: string, options: OpenOptions & { uri?: boolean }, shownP
 		const built = version === SCHEMA_VERSION ? builtVariant(db) : null;
 		if (version !== SCHEMA_VERSION || built !== variant) {
 			if (options.readonly) {
-				const why = version !== SCHEMA_VERSION ? `has schema ${version}, expected ${SCHEMA_VERSION}` : `was built for another SQLite (${built} full-text table)`;
+				const why =
+					version !== SCHEMA_VERSION ? `has schema ${version}, expected ${SCHEMA_VERSION}` : `was built for another SQLite (${built} full-text table)`;
 				// A stored-text index works on any SQLite with FTS5; only the other way round is refused.
 				if (version !== SCHEMA_VERSION || built === "contentless") {
 					throw new PiEventsError("E_INDEX", `the index at ${shownPath} ${why}: run \`pi-events index\``);

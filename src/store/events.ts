@@ -80,7 +80,9 @@ export class EventStore {
 	 */
 	sessionsByIdWhere(sessionId: string, where: { sql: string; params: (string | number)[] }): SessionRow[] {
 		return this.db
-			.query(`SELECT ${SESSION_COLUMNS} FROM sessions s JOIN files f ON f.file_key = s.file_key WHERE s.session_id = ? AND ${where.sql} ORDER BY s.entry_count DESC, f.path`)
+			.query(
+				`SELECT ${SESSION_COLUMNS} FROM sessions s JOIN files f ON f.file_key = s.file_key WHERE s.session_id = ? AND ${where.sql} ORDER BY s.entry_count DESC, f.path`,
+			)
 			.all(sessionId, ...where.params) as SessionRow[];
 	}
 
@@ -119,15 +121,11 @@ export class EventStore {
 	}
 
 	eventsBySeq(sessionKey: number, fromSeq: number, toSeq: number): EventRow[] {
-		return this.db
-			.query("SELECT * FROM events WHERE session_key = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq")
-			.all(sessionKey, fromSeq, toSeq) as EventRow[];
+		return this.db.query("SELECT * FROM events WHERE session_key = ?1 AND seq BETWEEN ?2 AND ?3 ORDER BY seq").all(sessionKey, fromSeq, toSeq) as EventRow[];
 	}
 
 	children(sessionKey: number, entryId: string): EventRow[] {
-		return this.db
-			.query("SELECT * FROM events WHERE session_key = ?1 AND parent_id = ?2 ORDER BY seq")
-			.all(sessionKey, entryId) as EventRow[];
+		return this.db.query("SELECT * FROM events WHERE session_key = ?1 AND parent_id = ?2 ORDER BY seq").all(sessionKey, entryId) as EventRow[];
 	}
 
 	/** Entries with no resolvable parent (several roots and orphans are possible). */
@@ -142,9 +140,7 @@ export class EventStore {
 
 	/** Events that point at this entry (labels, context edits, compaction boundaries, branch summaries). */
 	pointingAt(sessionKey: number, entryId: string): EventRow[] {
-		return this.db
-			.query("SELECT * FROM events WHERE session_key = ?1 AND target_id = ?2 ORDER BY seq")
-			.all(sessionKey, entryId) as EventRow[];
+		return this.db.query("SELECT * FROM events WHERE session_key = ?1 AND target_id = ?2 ORDER BY seq").all(sessionKey, entryId) as EventRow[];
 	}
 
 	/** The assistant event that made a tool call with this id. */
@@ -160,9 +156,7 @@ export class EventStore {
 	}
 
 	resultsFor(sessionKey: number, toolCallId: string): EventRow[] {
-		return this.db
-			.query("SELECT * FROM events WHERE session_key = ?1 AND tool_call_id = ?2 ORDER BY seq")
-			.all(sessionKey, toolCallId) as EventRow[];
+		return this.db.query("SELECT * FROM events WHERE session_key = ?1 AND tool_call_id = ?2 ORDER BY seq").all(sessionKey, toolCallId) as EventRow[];
 	}
 
 	/** Whether an event has conversational text (user or assistant text, a session name, a summary). */

@@ -9,7 +9,6 @@ import { cutoffSql, sessionRuleSql } from "../auth/scope-sql.ts";
 import type { BranchState, SelectionState, SemanticKind } from "../model.ts";
 export { KIND_WEIGHTS } from "../project/weights.ts";
 
-
 export interface SqlFilters {
 	/** Canonical roots (null: unscoped). */
 	roots: string[] | null;
@@ -322,8 +321,15 @@ export function countMatches(db: Database, match: string, cap: number, range?: R
  * last fragment of the last session taken (oldest). Null when all admitted sessions together hold
  * fewer. Only admitted sessions are read, so the range depends on nothing outside the rule.
  */
-export function sessionWindow(db: Database, where: { sql: string; params: SQLQueryBindings[] }, fragments: number, order: "newest" | "oldest"): RowidRange | null {
-	const sessions = db.query(`SELECT s.session_key, s.fragment_count FROM sessions s WHERE ${where.sql} ORDER BY s.session_key ${order === "oldest" ? "ASC" : "DESC"}`);
+export function sessionWindow(
+	db: Database,
+	where: { sql: string; params: SQLQueryBindings[] },
+	fragments: number,
+	order: "newest" | "oldest",
+): RowidRange | null {
+	const sessions = db.query(
+		`SELECT s.session_key, s.fragment_count FROM sessions s WHERE ${where.sql} ORDER BY s.session_key ${order === "oldest" ? "ASC" : "DESC"}`,
+	);
 	let held = 0;
 	let last: number | null = null;
 	for (const row of sessions.iterate(...where.params) as IterableIterator<{ session_key: number; fragment_count: number }>) {

@@ -12,7 +12,6 @@ import { fullTextColumns } from "../project/fulltext.ts";
 import { WordForms } from "../project/stem.ts";
 import { fragmentWeight } from "../project/weights.ts";
 
-
 export interface FileRow {
 	file_key: number;
 	path: string;
@@ -133,7 +132,9 @@ export class IndexWriter {
 			for (const id of e.callIds) callsHere.add(id);
 			for (const id of e.derivedCallIds) derivedCalls.add(id);
 			const resultOfDerived =
-				e.toolCallId !== null && e.role === "toolResult" && (callsHere.has(e.toolCallId) ? derivedCalls.has(e.toolCallId) : this.isDerivedCall(sessionKey, e.toolCallId));
+				e.toolCallId !== null &&
+				e.role === "toolResult" &&
+				(callsHere.has(e.toolCallId) ? derivedCalls.has(e.toolCallId) : this.isDerivedCall(sessionKey, e.toolCallId));
 			const meta = Object.keys(e.meta).length > 0 ? JSON.stringify(e.meta) : null;
 			const result = this.insertEvent.run(
 				sessionKey,
@@ -163,7 +164,17 @@ export class IndexWriter {
 			for (const f of e.fragments) {
 				const fragKey = nextFragKey++;
 				const derived = f.derived || resultOfDerived;
-				this.insertFragment.run(fragKey, eventKey, sessionKey, f.fragmentId, f.kind, fragmentWeight(f.kind, e.isError), f.fullLength, f.bounded ? 1 : 0, derived ? 1 : 0);
+				this.insertFragment.run(
+					fragKey,
+					eventKey,
+					sessionKey,
+					f.fragmentId,
+					f.kind,
+					fragmentWeight(f.kind, e.isError),
+					f.fullLength,
+					f.bounded ? 1 : 0,
+					derived ? 1 : 0,
+				);
 				// A cold index computes the columns off this thread (sync/prepare.ts); otherwise here.
 				const columns = f.columns ?? fullTextColumns(this.forms, e, f);
 				this.insertFts.run(fragKey, f.indexText, columns.aux, derived ? derivedScope : scope, columns.forms);
@@ -264,7 +275,7 @@ export class IndexWriter {
 				   cwd_real = excluded.cwd_real, created = excluded.created, parent_session = excluded.parent_session, parent_real = excluded.parent_real
 				 RETURNING session_key`,
 			)
-				.get(fileKey, s.sessionId, s.version, s.cwd, s.cwdReal, s.created, s.parentSession, s.parentReal) as { session_key: number };
+			.get(fileKey, s.sessionId, s.version, s.cwd, s.cwdReal, s.created, s.parentSession, s.parentReal) as { session_key: number };
 		return row.session_key;
 	}
 
@@ -330,9 +341,10 @@ export class IndexWriter {
 	/** The last appended event of a session (the materialized leaf) and its states. */
 	leafRow(sessionKey: number): { entry_id: string; branch_state: string } | null {
 		return (
-			(this.db
-				.query("SELECT entry_id, branch_state FROM events WHERE session_key = ?1 ORDER BY seq DESC LIMIT 1")
-				.get(sessionKey) as { entry_id: string; branch_state: string } | null) ?? null
+			(this.db.query("SELECT entry_id, branch_state FROM events WHERE session_key = ?1 ORDER BY seq DESC LIMIT 1").get(sessionKey) as {
+				entry_id: string;
+				branch_state: string;
+			} | null) ?? null
 		);
 	}
 

@@ -37,10 +37,14 @@ const wordForms = new WordForms();
 try {
 	let sinceCollect = 0;
 	for (const path of paths) {
-		prepareFile(path, (part) => {
-			sinceCollect += part.bytes;
-			send(part);
-		}, wordForms);
+		prepareFile(
+			path,
+			(part) => {
+				sinceCollect += part.bytes;
+				send(part);
+			},
+			wordForms,
+		);
 		// This thread's garbage (read buffers, parsed lines) is not collected often enough by itself.
 		if (sinceCollect >= COLLECT_EVERY_BYTES) {
 			Bun.gc(true);

@@ -12,17 +12,7 @@ import { isWithin, normalizeAbsolute, type Scope, sessionInScope } from "../../s
 import { resolveRoot } from "../../src/config.ts";
 import { PiEventsError } from "../../src/errors.ts";
 import { cleanupTempDirs, makeTempDir } from "../helpers/temp.ts";
-import {
-	assistantEntry,
-	buildIndex,
-	ids,
-	oneMessageSession,
-	run,
-	type TestIndex,
-	toolResultEntry,
-	userEntry,
-	writeSession,
-} from "../query/helpers.ts";
+import { assistantEntry, buildIndex, ids, oneMessageSession, run, type TestIndex, toolResultEntry, userEntry, writeSession } from "../query/helpers.ts";
 
 afterAll(cleanupTempDirs);
 
@@ -381,9 +371,7 @@ describe("current-session exclusion and the invocation cutoff", () => {
 
 	test("without a current session everything in the root is visible", () => {
 		const all = found({ roots: [root], current: null });
-		expect(all).toEqual(
-			[...xs("x-u1", "x-a1", "x-r1", "x-a2", "x-r2a", "x-r2", "x-a3"), `${Y}/u-0000cc`, `${N}/n-u1`, `${N}/n-a1`].sort(),
-		);
+		expect(all).toEqual([...xs("x-u1", "x-a1", "x-r1", "x-a2", "x-r2a", "x-r2", "x-a3"), `${Y}/u-0000cc`, `${N}/n-u1`, `${N}/n-a1`].sort());
 	});
 
 	test("the current session is excluded by default", () => {
@@ -407,7 +395,9 @@ describe("current-session exclusion and the invocation cutoff", () => {
 
 	test("a current session with no tool calls at all, targeted without a toolCallId, shows nothing", () => {
 		expect(found(current({ sessionId: N }), [N])).toEqual([]);
-		expect(found(current({ sessionId: N }))).toEqual([`${X}/x-u1`, `${X}/x-a1`, `${X}/x-r1`, `${X}/x-a2`, `${X}/x-r2a`, `${X}/x-r2`, `${X}/x-a3`, `${Y}/u-0000cc`].sort());
+		expect(found(current({ sessionId: N }))).toEqual(
+			[`${X}/x-u1`, `${X}/x-a1`, `${X}/x-r1`, `${X}/x-a2`, `${X}/x-r2a`, `${X}/x-r2`, `${X}/x-a3`, `${Y}/u-0000cc`].sort(),
+		);
 	});
 
 	test("targeting the current session with other sessions: cutoff for it, everything for the others", () => {

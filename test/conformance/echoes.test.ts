@@ -46,9 +46,7 @@ describe("echoes are derived events", () => {
 				fresh.close();
 			}
 			const rows = db
-				.query(
-					`SELECT f.fragment_id, f.derived, e.role, e.tool_name FROM fragments f JOIN events e ON e.event_key = f.event_key ORDER BY f.frag_key`,
-				)
+				.query(`SELECT f.fragment_id, f.derived, e.role, e.tool_name FROM fragments f JOIN events e ON e.event_key = f.event_key ORDER BY f.frag_key`)
 				.all() as { fragment_id: string; derived: number; role: string; tool_name: string | null }[];
 			const derived = rows.filter((r) => r.derived === 1);
 			expect(derived.length).toBeGreaterThanOrEqual(2);

@@ -126,7 +126,9 @@ describe("incremental index == fresh rebuild, all fixtures in one sessions dir",
 		const h = harness("unused.jsonl");
 		const dir = join(h.path, "..");
 		// cycle.jsonl is left out here: it has its own test above, and this one checks cross-file effects.
-		const files = fixtures.filter((f) => f.name !== "cycle.jsonl").map((f) => ({ dest: join(dir, `${f.group}-${f.name}`), pieces: splitLines(readFileSync(f.path)) }));
+		const files = fixtures
+			.filter((f) => f.name !== "cycle.jsonl")
+			.map((f) => ({ dest: join(dir, `${f.group}-${f.name}`), pieces: splitLines(readFileSync(f.path)) }));
 		try {
 			for (const f of files) writeFileSync(f.dest, "");
 			const maxLines = Math.max(...files.map((f) => f.pieces.length));
@@ -156,7 +158,13 @@ function msg(id: string, parentId: string | null, role: "user" | "assistant", te
 			: { role, content: [{ type: "text", text }], provider: "anthropic", model: "m", stopReason: "stop", timestamp: Date.parse(timestamp) };
 	return { type: "message", id, parentId, timestamp, message };
 }
-const entry = (type: string, id: string, parentId: string | null, extra: Record<string, unknown> = {}) => ({ type, id, parentId, timestamp: "2026-05-01T01:00:00.000Z", ...extra });
+const entry = (type: string, id: string, parentId: string | null, extra: Record<string, unknown> = {}) => ({
+	type,
+	id,
+	parentId,
+	timestamp: "2026-05-01T01:00:00.000Z",
+	...extra,
+});
 
 const scenarios: [string, unknown[]][] = [
 	[
@@ -167,7 +175,12 @@ const scenarios: [string, unknown[]][] = [
 			msg("a1", "u1", "assistant", "first answer alpha"),
 			msg("u2", "a1", "user", "second question beta"),
 			msg("a2", "u2", "assistant", "second answer beta"),
-			entry("compaction", "c1", "a2", { summary: "summary gamma", firstKeptEntryId: "u2", tokensBefore: 10, details: { readFiles: ["r.ts"], modifiedFiles: ["m.ts"] } }),
+			entry("compaction", "c1", "a2", {
+				summary: "summary gamma",
+				firstKeptEntryId: "u2",
+				tokensBefore: 10,
+				details: { readFiles: ["r.ts"], modifiedFiles: ["m.ts"] },
+			}),
 			msg("u3", "c1", "user", "after compaction delta"),
 			msg("b1", "a1", "user", "branch from before compaction epsilon"),
 			msg("b2", "b1", "assistant", "branch answer epsilon"),

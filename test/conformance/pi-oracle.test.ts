@@ -56,9 +56,15 @@ describe("tree facts agree with pi", () => {
 			expect(rows.map((r) => r.entry_id)).toEqual(entries.map((e: { id: string }) => e.id));
 			expect(session.leaf_entry).toBe(sm.getLeafId() as string);
 			expect(session.entry_count).toBe(entries.length);
-			expect(rows.filter((r) => r.branch_state === "selected").map((r) => r.entry_id)).toEqual(rows.filter((r) => branch.has(r.entry_id)).map((r) => r.entry_id));
-			expect(rows.filter((r) => r.branch_state === "alternate").map((r) => r.entry_id)).toEqual(rows.filter((r) => !branch.has(r.entry_id)).map((r) => r.entry_id));
-			expect(rows.filter((r) => r.selection_state === "direct").map((r) => r.entry_id)).toEqual(rows.filter((r) => direct.has(r.entry_id)).map((r) => r.entry_id));
+			expect(rows.filter((r) => r.branch_state === "selected").map((r) => r.entry_id)).toEqual(
+				rows.filter((r) => branch.has(r.entry_id)).map((r) => r.entry_id),
+			);
+			expect(rows.filter((r) => r.branch_state === "alternate").map((r) => r.entry_id)).toEqual(
+				rows.filter((r) => !branch.has(r.entry_id)).map((r) => r.entry_id),
+			);
+			expect(rows.filter((r) => r.selection_state === "direct").map((r) => r.entry_id)).toEqual(
+				rows.filter((r) => direct.has(r.entry_id)).map((r) => r.entry_id),
+			);
 			// Every message-producing entry off the branch is not-selected, never direct or summarized.
 			for (const r of rows) if (r.branch_state === "alternate") expect(["not-selected", "not-applicable"]).toContain(r.selection_state);
 			expect(readFileSync(path).equals(readFileSync(fixture))).toBe(true);

@@ -78,10 +78,7 @@ export function installFauxModel(pi: ProviderHost, faux: FauxApi): void {
 					async (_context: unknown, options: { sessionId?: string } | undefined) => {
 						await new Promise((resolve) => setTimeout(resolve, 1600));
 						const sessionId = script.ownSessionId ?? options?.sessionId ?? "unknown-own-session";
-						return fauxAssistantMessage(
-							[fauxToolCall("event_search", { query: script.phrase, sessionId }, { id: "call_e2e_own" })],
-							{ stopReason: "toolUse" },
-						);
+						return fauxAssistantMessage([fauxToolCall("event_search", { query: script.phrase, sessionId }, { id: "call_e2e_own" })], { stopReason: "toolUse" });
 					},
 				]
 			: []),

@@ -176,7 +176,8 @@ export function expectOwnSearchBeforeCall(entries: Entry[], ownSessionId: string
 	const hits = result.message.details.hits as { sessionId: string; entryId: string }[];
 	const order = entries.map((e) => e.id);
 	const invoking = entries.find(
-		(e) => e.message?.role === "assistant" && (e.message.content as { type: string; id?: string }[]).some((c) => c.type === "toolCall" && c.id === "call_e2e_own"),
+		(e) =>
+			e.message?.role === "assistant" && (e.message.content as { type: string; id?: string }[]).some((c) => c.type === "toolCall" && c.id === "call_e2e_own"),
 	)!;
 	const userPrompt = entries.find((e) => e.message?.role === "user")!;
 	expect(hits.every((h) => h.sessionId === ownSessionId)).toBeTrue();

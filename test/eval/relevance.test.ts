@@ -90,7 +90,9 @@ beforeAll(() => {
 		console.log(`relevance ${group}: ${m.queries} queries, Rank@1 ${pct(m.rank1)}, Recall@10 ${pct(m.recall10)}, MRR ${m.mrr.toFixed(3)}`);
 		for (const o of of) {
 			if (o.rank === 1) continue;
-			console.log(`  ${o.id.padEnd(30)} ${(o.rank ? `rank ${o.rank}` : o.hits === 0 ? "no hits" : "beyond 10").padEnd(10)} ${JSON.stringify(o.query)}  [top: ${o.top ?? "-"}]`);
+			console.log(
+				`  ${o.id.padEnd(30)} ${(o.rank ? `rank ${o.rank}` : o.hits === 0 ? "no hits" : "beyond 10").padEnd(10)} ${JSON.stringify(o.query)}  [top: ${o.top ?? "-"}]`,
+			);
 		}
 	}
 	if (process.env.PI_EVENTS_EVAL_WRITE === "1") {

@@ -291,7 +291,17 @@ export type IndexDump = ReturnType<typeof dumpIndex>;
 // ---------------------------------------------------------------------------------------------
 
 export interface TreeSnapshot {
-	[relativePath: string]: { type: string; size: number; mode: number; ino: number; mtimeNs: string; ctimeNs: string; sha?: string; link?: string; entries?: string[] };
+	[relativePath: string]: {
+		type: string;
+		size: number;
+		mode: number;
+		ino: number;
+		mtimeNs: string;
+		ctimeNs: string;
+		sha?: string;
+		link?: string;
+		entries?: string[];
+	};
 }
 
 /** Hash every file and record every directory listing under `dir` (with mtimes, ctimes, inodes). */

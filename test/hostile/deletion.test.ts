@@ -82,7 +82,13 @@ function plantedSession(T: Record<string, Token>): string {
 	const cwd = `${CWD}/${T.cwd!.text}`;
 	const entries = [
 		header(T.session!.text, cwd),
-		{ type: "message", id: "p1", parentId: null, timestamp: "2026-10-01T10:00:01.000Z", message: { role: "user", content: [{ type: "text", text: `please look at ${T.user!.text} today` }] } },
+		{
+			type: "message",
+			id: "p1",
+			parentId: null,
+			timestamp: "2026-10-01T10:00:01.000Z",
+			message: { role: "user", content: [{ type: "text", text: `please look at ${T.user!.text} today` }] },
+		},
 		{
 			type: "message",
 			id: "p2",
@@ -97,13 +103,53 @@ function plantedSession(T: Record<string, Token>): string {
 				stopReason: "toolUse",
 			},
 		},
-		{ type: "message", id: "p3", parentId: "p2", timestamp: "2026-10-01T10:00:03.000Z", message: { role: "toolResult", toolCallId: "call1", toolName: "read", content: [{ type: "text", text: `file says ${T.output!.text} here` }], isError: false } },
-		{ type: "message", id: "p4", parentId: "p3", timestamp: "2026-10-01T10:00:04.000Z", message: { role: "bashExecution", command: `echo ${T.bash!.text}`, output: "done", exitCode: 0 } },
+		{
+			type: "message",
+			id: "p3",
+			parentId: "p2",
+			timestamp: "2026-10-01T10:00:03.000Z",
+			message: {
+				role: "toolResult",
+				toolCallId: "call1",
+				toolName: "read",
+				content: [{ type: "text", text: `file says ${T.output!.text} here` }],
+				isError: false,
+			},
+		},
+		{
+			type: "message",
+			id: "p4",
+			parentId: "p3",
+			timestamp: "2026-10-01T10:00:04.000Z",
+			message: { role: "bashExecution", command: `echo ${T.bash!.text}`, output: "done", exitCode: 0 },
+		},
 		{ type: "session_info", id: "p5", parentId: "p4", timestamp: "2026-10-01T10:00:05.000Z", name: `Release ${T.name!.text}` },
-		{ type: "custom_message", id: "p6", parentId: "p5", timestamp: "2026-10-01T10:00:06.000Z", customType: T.ctype!.text, content: "extension context", display: true },
-		{ type: "message", id: "p7", parentId: "p6", timestamp: "2026-10-01T10:00:07.000Z", message: { role: "assistant", content: [], stopReason: "error", errorMessage: `upstream failed: ${T.error!.text}` } },
+		{
+			type: "custom_message",
+			id: "p6",
+			parentId: "p5",
+			timestamp: "2026-10-01T10:00:06.000Z",
+			customType: T.ctype!.text,
+			content: "extension context",
+			display: true,
+		},
+		{
+			type: "message",
+			id: "p7",
+			parentId: "p6",
+			timestamp: "2026-10-01T10:00:07.000Z",
+			message: { role: "assistant", content: [], stopReason: "error", errorMessage: `upstream failed: ${T.error!.text}` },
+		},
 		{ type: "label", id: "p8", parentId: "p7", timestamp: "2026-10-01T10:00:08.000Z", targetId: "p1", label: T.label!.text },
-		{ type: "compaction", id: "p9", parentId: "p8", timestamp: "2026-10-01T10:00:09.000Z", summary: `so far: ${T.summary!.text}`, firstKeptEntryId: "p7", tokensBefore: 1000 },
+		{
+			type: "compaction",
+			id: "p9",
+			parentId: "p8",
+			timestamp: "2026-10-01T10:00:09.000Z",
+			summary: `so far: ${T.summary!.text}`,
+			firstKeptEntryId: "p7",
+			tokensBefore: 1000,
+		},
 	];
 	return entries.map((e) => JSON.stringify(e)).join("\n") + "\n";
 }
@@ -115,7 +161,9 @@ function plantedSession(T: Record<string, Token>): string {
 function writeCorpus(sessions: string, count: number, entriesPer: number): void {
 	for (const name of readdirSync(PI_FIXTURES)) if (name.endsWith(".jsonl")) cpSync(join(PI_FIXTURES, name), join(sessions, encodeCwd(CWD), name));
 	for (let s = 0; s < count; s++) {
-		const w = new ChunkedWriter(join(sessions, encodeCwd(`${CWD}/pkg${s % 7}`), `2026-09-${String(1 + (s % 28)).padStart(2, "0")}T00-00-00-000Z_other-${s}.jsonl`));
+		const w = new ChunkedWriter(
+			join(sessions, encodeCwd(`${CWD}/pkg${s % 7}`), `2026-09-${String(1 + (s % 28)).padStart(2, "0")}T00-00-00-000Z_other-${s}.jsonl`),
+		);
 		w.line(header(`other-${s}`, `${CWD}/pkg${s % 7}`));
 		for (let i = 0; i < entriesPer; i++) {
 			w.line({
@@ -159,7 +207,8 @@ function pageOwners(dbPath: string): { pageSize: number; owner: (page: number) =
 	try {
 		const db = new Database(dbPath, { readonly: true });
 		pageSize = (db.query("PRAGMA page_size").get() as { page_size: number }).page_size;
-		for (const r of db.query("SELECT name, pageno, pagetype FROM dbstat").all() as { name: string; pageno: number; pagetype: string }[]) owners.set(r.pageno, `${r.name} (${r.pagetype} page)`);
+		for (const r of db.query("SELECT name, pageno, pagetype FROM dbstat").all() as { name: string; pageno: number; pagetype: string }[])
+			owners.set(r.pageno, `${r.name} (${r.pagetype} page)`);
 		db.close();
 	} catch {
 		// no dbstat: pages stay anonymous
@@ -257,7 +306,10 @@ describe("a deleted session leaves no text in the index files", () => {
 			};
 			const noop = time(() => syncIndex(db, { sourceDirs: env.sources }));
 			const other = join(env.sessions, encodeCwd(`${CWD}/pkg0`), readdirSync(join(env.sessions, encodeCwd(`${CWD}/pkg0`)))[0]!);
-			writeFileSync(other, `${readFileSync(other, "utf8")}${JSON.stringify({ type: "message", id: "grow1", parentId: null, message: { role: "user", content: "grown" } })}\n`);
+			writeFileSync(
+				other,
+				`${readFileSync(other, "utf8")}${JSON.stringify({ type: "message", id: "grow1", parentId: null, message: { role: "user", content: "grown" } })}\n`,
+			);
 			const appendMs = time(() => expect(syncIndex(db, { sourceDirs: env.sources }).sessions.appended).toBe(1));
 
 			rmSync(path);
@@ -283,9 +335,13 @@ describe("a deleted session leaves no text in the index files", () => {
 			});
 			const afterOptimize = scan(copy, T);
 			fixDb.close();
-			figures.push(`FTS5 'optimize' + WAL truncate on that index (a candidate fix): ${optimizeMs.toFixed(1)} ms, leftover tokens afterwards: ${afterOptimize.length}`);
+			figures.push(
+				`FTS5 'optimize' + WAL truncate on that index (a candidate fix): ${optimizeMs.toFixed(1)} ms, leftover tokens afterwards: ${afterOptimize.length}`,
+			);
 
-			const sizes = INDEX_FILES.map((s) => `${s || ".db"} ${existsSync(env.dbPath + s) ? (readFileSync(env.dbPath + s).length / 1024).toFixed(0) : "-"} KB`).join(", ");
+			const sizes = INDEX_FILES.map(
+				(s) => `${s || ".db"} ${existsSync(env.dbPath + s) ? (readFileSync(env.dbPath + s).length / 1024).toFixed(0) : "-"} KB`,
+			).join(", ");
 			figures.push(
 				`corpus ${CORPUS.count} sessions × ${CORPUS.entries} entries (+ fixtures); index ${sizes}; no-op sync ${noop.toFixed(1)} ms, sync with one append ${appendMs.toFixed(1)} ms, sync deleting one session ${deleteMs.toFixed(1)} ms`,
 			);

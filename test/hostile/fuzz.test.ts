@@ -179,7 +179,7 @@ const WRONG_VALUES = [
 	'"2026-13-45T99:99:99Z"',
 	'"+275760-09-13T00:00:00.001Z"',
 	'"-271821-04-20T00:00:00.000Z"',
-	'[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]',
+	"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
 	'{"type":"text","text":{"type":"text"}}',
 	'[{"type":"text","text":7},{"type":"toolCall","name":{},"arguments":"x","id":[]},{"type":"image"},{"type":"thinking","thinking":1},null,"s",5]',
 ];
@@ -299,7 +299,10 @@ function editJsonLine(rng: Rng, buf: Uint8Array, edit: (obj: Record<string, unkn
 	});
 	if (objects.length === 0) return buf;
 	const target = rng.pick(objects);
-	const text = edit(target.obj, objects.map((o) => o.obj));
+	const text = edit(
+		target.obj,
+		objects.map((o) => o.obj),
+	);
 	if (text === null) return buf;
 	lines[target.i] = enc.encode(text);
 	return joinLines(lines);
@@ -479,7 +482,10 @@ const MUTATIONS: Mutation[] = [
 				[["id"], rng.pick(["7", "{}", "[]", "null", '""', "true"])],
 				[["timestamp"], rng.pick(["1e20", "1e308", "-1e20", "8.64e15", "8640000000000001", "-8640000000000001", "1e400", "{}", "[]"])],
 				[["message", "timestamp"], rng.pick(["1e20", "-1e20", "8640000000000001"])],
-				[["message", "role"], rng.pick(["7", "{}", "null", '"toolResult"', '"bashExecution"', '"custom"', '"hookMessage"', '"system"', '"assistant"', '"user"'])],
+				[
+					["message", "role"],
+					rng.pick(["7", "{}", "null", '"toolResult"', '"bashExecution"', '"custom"', '"hookMessage"', '"system"', '"assistant"', '"user"']),
+				],
 				[["type"], JSON.stringify(rng.pick(ENTRY_TYPES))],
 				[["version"], rng.pick(["1", "2", "3", "1e400", "-1", "0.5", '"3"', "null", "9007199254740993"])],
 				[["cwd"], rng.pick(["7", '"relative/dir"', '"."', '""', '"/work/demo/../demo/app"', '"/work/demo/app/"', '"//work//demo//app"', "null"])],
@@ -510,9 +516,12 @@ const MUTATIONS: Mutation[] = [
 				const ids = idsOf(all);
 				if (ids.length === 0) return null;
 				const mode = rng.int(4);
-				if (mode === 0) obj.id = rng.pick(ids); // duplicate id
-				else if (mode === 1 && typeof obj.id === "string") obj.parentId = obj.id; // self-parent
-				else if (mode === 2) obj.parentId = rng.pick(ids); // maybe a cycle or a branch
+				if (mode === 0)
+					obj.id = rng.pick(ids); // duplicate id
+				else if (mode === 1 && typeof obj.id === "string")
+					obj.parentId = obj.id; // self-parent
+				else if (mode === 2)
+					obj.parentId = rng.pick(ids); // maybe a cycle or a branch
 				else obj.id = `${rng.pick(ids)}~dup${1 + rng.int(3)}`; // a literal derived-looking id
 				return JSON.stringify(obj);
 			});
@@ -531,10 +540,14 @@ const MUTATIONS: Mutation[] = [
 		apply(rng, buf) {
 			const lines = splitLines(buf);
 			const choice = rng.int(5);
-			if (choice === 0) lines.splice(0, 1); // no header
-			else if (choice === 1) lines.unshift(enc.encode('{"type":"title","title":"slot title\\u0000x","pad":"                "}')); // oh-my-pi slot
-			else if (choice === 2) lines.unshift(enc.encode("   \t\r")); // blank first line
-			else if (choice === 3) lines.push(lines[0]!, new Uint8Array(0)); // a second header at the end
+			if (choice === 0)
+				lines.splice(0, 1); // no header
+			else if (choice === 1)
+				lines.unshift(enc.encode('{"type":"title","title":"slot title\\u0000x","pad":"                "}')); // oh-my-pi slot
+			else if (choice === 2)
+				lines.unshift(enc.encode("   \t\r")); // blank first line
+			else if (choice === 3)
+				lines.push(lines[0]!, new Uint8Array(0)); // a second header at the end
 			else lines[0] = enc.encode('{"type":"session","id":""}'); // empty id
 			return joinLines(lines);
 		},
@@ -919,16 +932,23 @@ describe("fuzzed session files", () => {
 				["fragments without an event", "SELECT count(*) AS n FROM fragments f LEFT JOIN events e ON e.event_key = f.event_key WHERE e.event_key IS NULL"],
 				["events without a session", "SELECT count(*) AS n FROM events e LEFT JOIN sessions s ON s.session_key = e.session_key WHERE s.session_key IS NULL"],
 				["sessions without a file", "SELECT count(*) AS n FROM sessions s LEFT JOIN files f ON f.file_key = s.file_key WHERE f.file_key IS NULL"],
-				["file evidence without an event", "SELECT count(*) AS n FROM event_files ef LEFT JOIN events e ON e.event_key = ef.event_key WHERE e.event_key IS NULL"],
+				[
+					"file evidence without an event",
+					"SELECT count(*) AS n FROM event_files ef LEFT JOIN events e ON e.event_key = ef.event_key WHERE e.event_key IS NULL",
+				],
 				["FTS rows without a fragment", "SELECT count(*) AS n FROM fts f WHERE f.rowid NOT IN (SELECT frag_key FROM fragments)"],
 				["fragments without an FTS row", "SELECT (SELECT count(*) FROM fragments) - (SELECT count(*) FROM fts) AS n"],
-				["wrong entry counts", "SELECT count(*) AS n FROM sessions s WHERE s.entry_count != (SELECT count(*) FROM events e WHERE e.session_key = s.session_key)"],
+				[
+					"wrong entry counts",
+					"SELECT count(*) AS n FROM sessions s WHERE s.entry_count != (SELECT count(*) FROM events e WHERE e.session_key = s.session_key)",
+				],
 			];
 			for (const [what, sql] of zero) {
 				const n = (db.query(sql).get() as { n: number }).n;
 				if (n !== 0) integrityProblems.push(`${what}: ${n}`);
 			}
-			for (const r of db.query("SELECT path FROM files").all() as { path: string }[]) if (!existsSync(r.path)) integrityProblems.push(`indexed file gone: ${r.path}`);
+			for (const r of db.query("SELECT path FROM files").all() as { path: string }[])
+				if (!existsSync(r.path)) integrityProblems.push(`indexed file gone: ${r.path}`);
 
 			// The index maintained through thousands of damaged appends, rewrites and removals equals a
 			// fresh index of the same files (files kept last-good excluded: they differ by design).
@@ -937,7 +957,10 @@ describe("fuzzed session files", () => {
 			const freshReport = syncIndex(freshDb, { sourceDirs: sources, maxDiagnostics: 0 });
 			for (const problem of freshReport.problems) failures.push({ what: "fresh index problem", error: problem });
 			const strip = (dump: Record<string, unknown[]>) => {
-				const isKept = (row: unknown): boolean => JSON.stringify(row).split('"').some((part) => kept.has(part));
+				const isKept = (row: unknown): boolean =>
+					JSON.stringify(row)
+						.split('"')
+						.some((part) => kept.has(part));
 				const out: Record<string, unknown[]> = {};
 				for (const [table, rows] of Object.entries(dump)) {
 					if (table === "meta" || table === "fts_terms") continue; // vocab depends on kept files' stale terms
@@ -953,23 +976,42 @@ describe("fuzzed session files", () => {
 			const firstDiff = differing.map((t) => {
 				const a = new Set((incremental[t] ?? []).map((r) => JSON.stringify(r)));
 				const b = new Set((fresh[t] ?? []).map((r) => JSON.stringify(r)));
-				return `${t}: only incremental ${[...a].filter((x) => !b.has(x)).slice(0, 2).join(" | ").slice(0, 1500)}; only fresh ${[...b].filter((x) => !a.has(x)).slice(0, 2).join(" | ").slice(0, 1500)}`;
+				return `${t}: only incremental ${[...a]
+					.filter((x) => !b.has(x))
+					.slice(0, 2)
+					.join(" | ")
+					.slice(0, 1500)}; only fresh ${[...b]
+					.filter((x) => !a.has(x))
+					.slice(0, 2)
+					.join(" | ")
+					.slice(0, 1500)}`;
 			});
 
-			const ops = [...opCounts.entries()].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(", ");
-			console.log(`fuzz: ${cases} cases (seed ${SEED}, ${ROUNDS} rounds, ${probes} query probes, ${totalDiagnostics} diagnostics) in ${(elapsed / 1000).toFixed(1)} s`);
+			const ops = [...opCounts.entries()]
+				.sort((a, b) => b[1] - a[1])
+				.map(([k, v]) => `${k} ${v}`)
+				.join(", ");
+			console.log(
+				`fuzz: ${cases} cases (seed ${SEED}, ${ROUNDS} rounds, ${probes} query probes, ${totalDiagnostics} diagnostics) in ${(elapsed / 1000).toFixed(1)} s`,
+			);
 			console.log(`fuzz: mutations applied: ${ops}`);
 			// One line per distinct failure (message without temp paths, and its first frame).
 			const distinct = new Map<string, { example: Failure; n: number }>();
 			for (const f of failures) {
 				const lines = f.error.split("\n");
-				const key = `${f.what.split(" ")[0]}: ${lines[0]!.replace(/\/tmp\/\S+/g, "<file>")} ${lines.find((l) => l.includes("/src/")) ?? lines.find((l) => l.includes(" at ")) ?? ""}`.replace(/\s+/g, " ").replace(/:\d+:\d+\)/, ")").trim();
+				const key =
+					`${f.what.split(" ")[0]}: ${lines[0]!.replace(/\/tmp\/\S+/g, "<file>")} ${lines.find((l) => l.includes("/src/")) ?? lines.find((l) => l.includes(" at ")) ?? ""}`
+						.replace(/\s+/g, " ")
+						.replace(/:\d+:\d+\)/, ")")
+						.trim();
 				const seen = distinct.get(key);
 				if (seen) seen.n++;
 				else distinct.set(key, { example: f, n: 1 });
 			}
 			if (distinct.size) {
-				console.log(`fuzz failures: ${failures.length}, ${distinct.size} distinct:\n${[...distinct.values()].map((d) => `- ${d.n}× ${d.example.what}: ${d.example.error}`).join("\n")}`);
+				console.log(
+					`fuzz failures: ${failures.length}, ${distinct.size} distinct:\n${[...distinct.values()].map((d) => `- ${d.n}× ${d.example.what}: ${d.example.error}`).join("\n")}`,
+				);
 			}
 			if (diagMismatches.length) console.log(`fuzz diagnostic mismatches:\n${diagMismatches.join("\n")}`);
 			if (differing.length) console.log(`fuzz incremental vs fresh:\n${firstDiff.join("\n")}`);
@@ -983,4 +1025,3 @@ describe("fuzzed session files", () => {
 		LONG ? 1_800_000 : 120_000,
 	);
 });
-

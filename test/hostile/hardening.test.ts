@@ -35,7 +35,11 @@ function msg(id: string, parentId: string | null, message: Record<string, unknow
 }
 const userText = (id: string, parentId: string | null, text: string) => msg(id, parentId, { role: "user", content: [{ type: "text", text }] });
 const bashCall = (id: string, parentId: string | null, callId: string) =>
-	msg(id, parentId, { role: "assistant", content: [{ type: "toolCall", id: callId, name: "bash", arguments: { command: "pi-events search" } }], stopReason: "toolUse" });
+	msg(id, parentId, {
+		role: "assistant",
+		content: [{ type: "toolCall", id: callId, name: "bash", arguments: { command: "pi-events search" } }],
+		stopReason: "toolUse",
+	});
 const toolResult = (id: string, parentId: string | null, callId: string, text: string) =>
 	msg(id, parentId, { role: "toolResult", toolCallId: callId, toolName: "bash", content: [{ type: "text", text }], isError: false });
 
@@ -73,7 +77,10 @@ describe("cutoff bypass: a second file with the caller's session id", () => {
 		// Planted files with the same session id and more entries (the last one a tool call), in
 		// another workspace and in the caller's own workspace.
 		const padding = Array.from({ length: 20 }, (_, i) => userText(`p${i}`, i === 0 ? null : `p${i - 1}`, `padding ${i}`));
-		for (const [cwd, name] of [[OUT, "planted-out"], [W, "planted-in"]] as const) {
+		for (const [cwd, name] of [
+			[OUT, "planted-out"],
+			[W, "planted-in"],
+		] as const) {
 			sessionFile(layout, cwd, `${SID}-${name}`, [header(SID, cwd), ...padding, bashCall("z1", "p19", "call-z")]);
 		}
 		const index = await bin_(layout, ["index", "--json"]);
@@ -477,8 +484,14 @@ describe("the score side channel", () => {
 		];
 		sessionFile(layout, A, "scope-a", [header("scope-a", A), ...texts.map((t, i) => userText(`a${i}`, i === 0 ? null : `a${i - 1}`, t))]);
 		// Other history (in scope and not), so that the words are rare in the index as a whole.
-		for (const [cwd, id] of [[A, "filler-a"], [join(base, "home", "me", "c"), "filler-c"]] as const) {
-			sessionFile(layout, cwd, id, [header(id, cwd), ...Array.from({ length: 150 }, (_, i) => userText(`f${i}`, i === 0 ? null : `f${i - 1}`, `ordinary line ${i} about builds and tests`))]);
+		for (const [cwd, id] of [
+			[A, "filler-a"],
+			[join(base, "home", "me", "c"), "filler-c"],
+		] as const) {
+			sessionFile(layout, cwd, id, [
+				header(id, cwd),
+				...Array.from({ length: 150 }, (_, i) => userText(`f${i}`, i === 0 ? null : `f${i - 1}`, `ordinary line ${i} about builds and tests`)),
+			]);
 		}
 		const answer = async () => {
 			const outs: string[] = [];
@@ -503,7 +516,9 @@ describe("the score side channel", () => {
 		// Another workspace: the rare word many times, long and short fragments, another session.
 		sessionFile(layout, B, "scope-b", [
 			header("scope-b", B),
-			...Array.from({ length: 30 }, (_, i) => userText(`b${i}`, i === 0 ? null : `b${i - 1}`, i % 2 ? "zorblax" : `zorblax deploy ${"elsewhere ".repeat(i * 3)}`)),
+			...Array.from({ length: 30 }, (_, i) =>
+				userText(`b${i}`, i === 0 ? null : `b${i - 1}`, i % 2 ? "zorblax" : `zorblax deploy ${"elsewhere ".repeat(i * 3)}`),
+			),
 		]);
 		expect((await bin_(layout, ["index"])).exitCode).toBe(0);
 		const withPlanted = await answer();
@@ -524,7 +539,10 @@ describe("status and an unreadable directory whose sessions are kept", () => {
 		const real = join(layout.root, "elsewhere", "project-sessions");
 		mkdirSync(real, { recursive: true });
 		for (let i = 0; i < 32; i++) {
-			writeFileSync(join(real, `2026-10-01T10-00-00-${String(i).padStart(3, "0")}Z_keep-${i}.jsonl`), jsonl([header(`keep-${i}`, "/work/demo/keep"), userText("u1", null, `keepword ${i}`)]));
+			writeFileSync(
+				join(real, `2026-10-01T10-00-00-${String(i).padStart(3, "0")}Z_keep-${i}.jsonl`),
+				jsonl([header(`keep-${i}`, "/work/demo/keep"), userText("u1", null, `keepword ${i}`)]),
+			);
 		}
 		const link = join(layout.sessionsDir, encodeCwd("/work/demo/keep"));
 		symlinkSync(real, link);
@@ -549,7 +567,11 @@ describe("status and an unreadable directory whose sessions are kept", () => {
 describe("diagnostics never quote the content of a file", () => {
 	test("a passwd copy and a JSON file that is not a session: kinds, lines and offsets, no words", async () => {
 		const layout = makeAgentLayout();
-		const passwd = ["root:x:0:0:root:/root:/bin/bash", "daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin", "secretuser:x:1000:1000:Secret User:/home/secretuser:/bin/bash"];
+		const passwd = [
+			"root:x:0:0:root:/root:/bin/bash",
+			"daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin",
+			"secretuser:x:1000:1000:Secret User:/home/secretuser:/bin/bash",
+		];
 		writeFileSync(join(layout.sessionsDir, "passwd.jsonl"), `${passwd.join("\n")}\n`);
 		writeFileSync(join(layout.sessionsDir, "notes.jsonl"), `${JSON.stringify({ type: "hunter2secret", id: "topsecretid", token: "sk-live-abc" })}\n`);
 		const words = ["root", "daemon", "secretuser", "nologin", "hunter2secret", "topsecretid", "sk-live-abc"];

@@ -97,7 +97,9 @@ describe("a 200 MB single line", () => {
 			w.line(user("before", null, "beforebigline marker"));
 			const bigOffset = w.bytes;
 			const prefix = '{"type":"message","id":"huge","parentId":"before","message":{"role":"user","content":"';
-			w.write(prefix).repeat("hugeword ", BIG - prefix.length - 4).write('"}}\n');
+			w.write(prefix)
+				.repeat("hugeword ", BIG - prefix.length - 4)
+				.write('"}}\n');
 			w.line(user("after", "before", "afterbigline marker"));
 			w.close();
 
@@ -147,7 +149,9 @@ describe("a 200 MB single line", () => {
 
 			appendFileSync(path, `"}}\n${JSON.stringify(user("after", "before", "tornafter marker"))}\n`);
 			const second = await runChild(layout, ["index", "--json"], { timeoutMs: 120_000 });
-			figures.push(`${mb(BIG)} torn tail: first index ${(first.ms / 1000).toFixed(1)} s / ${mb(first.maxRSS)}, append ${(second.ms / 1000).toFixed(1)} s / ${mb(second.maxRSS)}`);
+			figures.push(
+				`${mb(BIG)} torn tail: first index ${(first.ms / 1000).toFixed(1)} s / ${mb(first.maxRSS)}, append ${(second.ms / 1000).toFixed(1)} s / ${mb(second.maxRSS)}`,
+			);
 			expect(second.exitCode).toBe(0);
 			const report = second.json();
 			expect(report.sessions.appended).toBe(1);
@@ -162,42 +166,54 @@ describe("a 200 MB single line", () => {
 });
 
 describe("a line just under the limit", () => {
-	test(
-		"a 31 MiB message is parsed and indexed bounded (head and tail searchable), readable by window; peak RSS bounded",
-		async () => {
-			const layout = makeAgentLayout();
-			const path = join(layout.sessionsDir, encodeCwd(APP), "near-limit.jsonl");
-			const w = new ChunkedWriter(path);
-			w.line(header("near-limit-session"));
-			const prefix = '{"type":"message","id":"big","parentId":null,"message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"headmarkerword ';
-			const suffix = ' tailmarkerword"}]}}\n';
-			w.write(prefix).repeat("filler ", 31 * MB - prefix.length - suffix.length).write(suffix);
-			w.line(user("next", "big", "nextmarkerword"));
-			w.close();
-			expect(31 * MB).toBeLessThan(MAX_LINE_BYTES);
+	test("a 31 MiB message is parsed and indexed bounded (head and tail searchable), readable by window; peak RSS bounded", async () => {
+		const layout = makeAgentLayout();
+		const path = join(layout.sessionsDir, encodeCwd(APP), "near-limit.jsonl");
+		const w = new ChunkedWriter(path);
+		w.line(header("near-limit-session"));
+		const prefix =
+			'{"type":"message","id":"big","parentId":null,"message":{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"headmarkerword ';
+		const suffix = ' tailmarkerword"}]}}\n';
+		w.write(prefix)
+			.repeat("filler ", 31 * MB - prefix.length - suffix.length)
+			.write(suffix);
+		w.line(user("next", "big", "nextmarkerword"));
+		w.close();
+		expect(31 * MB).toBeLessThan(MAX_LINE_BYTES);
 
-			const run = await runChild(layout, ["index", "--json"], { timeoutMs: 120_000 });
-			figures.push(`31 MiB line: index ${(run.ms / 1000).toFixed(1)} s, peak RSS ${mb(run.maxRSS)}`);
-			expect(run.exitCode).toBe(0);
-			expect(run.json().eventsAdded).toBe(2);
-			expect(run.json().diagnosticCount).toBe(0);
-			expect(run.maxRSS).toBeLessThan(RSS_BOUND);
-			for (const word of ["headmarkerword", "tailmarkerword", "nextmarkerword"]) {
-				const found = await runChild(layout, ["search", word, "--all", "--json", "--no-sync"], { timeoutMs: 60_000 });
-				expect(found.exitCode).toBe(0);
-				expect(found.json().hits.length).toBe(1);
-			}
-			const read = await runChild(
-				layout,
-				["read", "near-limit-session", "big", "--all", "--json", "--no-sync", "--fragment", "tool.result#0", "--offset", String(31 * MB - 1000), "--length", "20000"],
-				{ timeoutMs: 60_000 },
-			);
-			expect(read.exitCode).toBe(0);
-			expect(read.json().window.text).toContain("tailmarkerword");
-			expect(read.maxRSS).toBeLessThan(RSS_BOUND);
-		},
-		120_000,
-	);
+		const run = await runChild(layout, ["index", "--json"], { timeoutMs: 120_000 });
+		figures.push(`31 MiB line: index ${(run.ms / 1000).toFixed(1)} s, peak RSS ${mb(run.maxRSS)}`);
+		expect(run.exitCode).toBe(0);
+		expect(run.json().eventsAdded).toBe(2);
+		expect(run.json().diagnosticCount).toBe(0);
+		expect(run.maxRSS).toBeLessThan(RSS_BOUND);
+		for (const word of ["headmarkerword", "tailmarkerword", "nextmarkerword"]) {
+			const found = await runChild(layout, ["search", word, "--all", "--json", "--no-sync"], { timeoutMs: 60_000 });
+			expect(found.exitCode).toBe(0);
+			expect(found.json().hits.length).toBe(1);
+		}
+		const read = await runChild(
+			layout,
+			[
+				"read",
+				"near-limit-session",
+				"big",
+				"--all",
+				"--json",
+				"--no-sync",
+				"--fragment",
+				"tool.result#0",
+				"--offset",
+				String(31 * MB - 1000),
+				"--length",
+				"20000",
+			],
+			{ timeoutMs: 60_000 },
+		);
+		expect(read.exitCode).toBe(0);
+		expect(read.json().window.text).toContain("tailmarkerword");
+		expect(read.maxRSS).toBeLessThan(RSS_BOUND);
+	}, 120_000);
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -224,7 +240,9 @@ describe("deeply nested JSON", () => {
 		const started = performance.now();
 		const report = t.sync();
 		const ms = performance.now() - started;
-		figures.push(`100,000-level nesting: sync ${ms.toFixed(0)} ms, ${report.diagnosticCount} diagnostics (${report.diagnostics.map((d) => `line ${d.line} ${d.kind}`).join(", ") || "none"})`);
+		figures.push(
+			`100,000-level nesting: sync ${ms.toFixed(0)} ms, ${report.diagnosticCount} diagnostics (${report.diagnostics.map((d) => `line ${d.line} ${d.kind}`).join(", ") || "none"})`,
+		);
 		expect(report.problems).toEqual([]);
 		expect(report.sessions.new + report.sessions.rejected).toBe(1);
 		// Whether the engine parses such depth or reports it, every diagnostic names its line; the last line is indexed.
@@ -285,7 +303,11 @@ describe("invalid UTF-8, NUL bytes, lone surrogates", () => {
 						type: "message",
 						id: "call",
 						parentId: "name",
-						message: { role: "assistant", content: [{ type: "toolCall", id: "c1", name: "read", arguments: { path: "/work/demo/app/nul\u0000pathword.ts" } }], stopReason: "toolUse" },
+						message: {
+							role: "assistant",
+							content: [{ type: "toolCall", id: "c1", name: "read", arguments: { path: "/work/demo/app/nul\u0000pathword.ts" } }],
+							stopReason: "toolUse",
+						},
 					},
 					user("last", "call", "lastnulline"),
 				]),
@@ -331,7 +353,10 @@ describe("invalid UTF-8, NUL bytes, lone surrogates", () => {
 
 	test("lone surrogates in text are indexed; the words beside them are found", () => {
 		const t = tempIndex();
-		writeFileSync(join(t.sessions, "surrogates.jsonl"), `${JSON.stringify(header("surrogate-session"))}\n{"type":"message","id":"s1","parentId":null,"message":{"role":"user","content":"leftword \\ud800\\udc00\\ud800 \\udfff rightword"}}\n`);
+		writeFileSync(
+			join(t.sessions, "surrogates.jsonl"),
+			`${JSON.stringify(header("surrogate-session"))}\n{"type":"message","id":"s1","parentId":null,"message":{"role":"user","content":"leftword \\ud800\\udc00\\ud800 \\udfff rightword"}}\n`,
+		);
 		const report = t.sync();
 		expect(report.problems).toEqual([]);
 		expect(hitsFor(t.db, "rightword").map((h) => h.entryId)).toEqual(["s1"]);
@@ -417,7 +442,9 @@ describe("a 100,000-entry session", () => {
 		expect(report.problems).toEqual([]);
 		const states = (sid: string) =>
 			t.db
-				.query("SELECT branch_state AS b, count(*) AS n FROM events e JOIN sessions s ON s.session_key = e.session_key WHERE s.session_id = ?1 GROUP BY 1 ORDER BY 1")
+				.query(
+					"SELECT branch_state AS b, count(*) AS n FROM events e JOIN sessions s ON s.session_key = e.session_key WHERE s.session_id = ?1 GROUP BY 1 ORDER BY 1",
+				)
 				.all(sid);
 		expect(states("star-session")).toEqual([
 			{ b: "alternate", n: n - 2 },
@@ -517,7 +544,10 @@ describe("parentId cycles", () => {
 describe("duplicate ids", () => {
 	test("a repeated id gets a derived id and a diagnostic; both entries are readable and traceable", () => {
 		const t = tempIndex();
-		writeFileSync(join(t.sessions, "dups.jsonl"), jsonl([header("dup-session"), user("a", null, "firstcopy"), user("a", "a", "secondcopy"), user("b", "a", "childofa")]));
+		writeFileSync(
+			join(t.sessions, "dups.jsonl"),
+			jsonl([header("dup-session"), user("a", null, "firstcopy"), user("a", "a", "secondcopy"), user("b", "a", "childofa")]),
+		);
 		const report = t.sync();
 		expect(report.problems).toEqual([]);
 		expect(report.diagnostics.map((d) => [d.kind, d.line])).toEqual([["duplicate-id", 3]]);
@@ -531,7 +561,10 @@ describe("duplicate ids", () => {
 		// parseLines renames the second "a" to `a~dup1` without checking that id is free: the
 		// INSERT hits UNIQUE(session_key, entry_id) and the whole session is never indexed.
 		const t = tempIndex();
-		writeFileSync(join(t.sessions, "literal.jsonl"), jsonl([header("literal-session"), user("a~dup1", null, "literalword"), user("a", "a~dup1", "plainword"), user("a", "a", "repeatword")]));
+		writeFileSync(
+			join(t.sessions, "literal.jsonl"),
+			jsonl([header("literal-session"), user("a~dup1", null, "literalword"), user("a", "a~dup1", "plainword"), user("a", "a", "repeatword")]),
+		);
 		const report = t.sync();
 		expect(report.problems).toEqual([]);
 		expect(report.sessions.new).toBe(1);

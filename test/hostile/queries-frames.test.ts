@@ -44,7 +44,10 @@ function server(): RawServer {
 
 /** Internals that must never reach a user or a model. */
 const LEAKS: [string, RegExp][] = [
-	["SQLite error text", /sqlite|SQLITE_|fts5|syntax error|no such (column|table|function)|malformed MATCH|unterminated string|unrecognized token|near ".*": |constraint failed|database (is locked|disk image)/i],
+	[
+		"SQLite error text",
+		/sqlite|SQLITE_|fts5|syntax error|no such (column|table|function)|malformed MATCH|unterminated string|unrecognized token|near ".*": |constraint failed|database (is locked|disk image)/i,
+	],
 	["stack frame", /^\s+at .+[:(]|\bat [\w.<>]+ \(.*:\d+:\d+\)/m],
 	["error class", /\b(TypeError|RangeError|SyntaxError|ReferenceError|SQLiteError)\b/],
 	["pi-events source path", new RegExp(`${ROOT.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/(src|node_modules)|\\$bunfs|/~BUN/|bun:sqlite`)],
@@ -124,12 +127,15 @@ describe("hostile queries through the CLI", () => {
 			for (const q of HOSTILE_QUERIES) {
 				const run = await runChild(layout, ["search", "--root", APP, "--json", "--no-sync", "--", q], { timeoutMs: 20_000 });
 				slowest = Math.max(slowest, run.ms);
-				if (run.timedOut || ![0, 1, 2].includes(run.exitCode ?? -1)) problems.push(`${JSON.stringify(q).slice(0, 60)}: exit ${run.exitCode} ${run.signalCode ?? ""}`);
+				if (run.timedOut || ![0, 1, 2].includes(run.exitCode ?? -1))
+					problems.push(`${JSON.stringify(q).slice(0, 60)}: exit ${run.exitCode} ${run.signalCode ?? ""}`);
 				for (const l of leaks(run.stdout + run.stderr)) problems.push(`${JSON.stringify(q).slice(0, 60)}: ${l}`);
-				if (run.exitCode === 2 && !/^pi-events: (the query|.*(query|term))/m.test(run.stderr)) problems.push(`${JSON.stringify(q).slice(0, 60)}: unexpected error ${run.stderr.trim()}`);
+				if (run.exitCode === 2 && !/^pi-events: (the query|.*(query|term))/m.test(run.stderr))
+					problems.push(`${JSON.stringify(q).slice(0, 60)}: unexpected error ${run.stderr.trim()}`);
 				if (run.exitCode === 0) {
 					// Every hit stays inside the root.
-					for (const h of run.json().hits) if (!(h.cwd === APP || h.cwd.startsWith(`${APP}/`))) problems.push(`${JSON.stringify(q)}: hit outside root ${h.cwd}`);
+					for (const h of run.json().hits)
+						if (!(h.cwd === APP || h.cwd.startsWith(`${APP}/`))) problems.push(`${JSON.stringify(q)}: hit outside root ${h.cwd}`);
 				}
 			}
 			console.log(`hostile CLI queries: ${HOSTILE_QUERIES.length}, slowest ${slowest.toFixed(0)} ms (process start included)`);
@@ -206,8 +212,10 @@ describe("hostile queries through serve --stdio", () => {
 			if (res.error) problems.push(`${label}: JSON-RPC error ${res.error.code} ${res.error.message}`);
 			for (const l of frameLeaks(res)) problems.push(`${label}: ${l}`);
 			const r = res.result as ToolResult | undefined;
-			if (r?.isError && !/^event_search failed: (the query|invalid arguments for event_search: query)/.test(r.content[0]!.text)) problems.push(`${label}: ${r.content[0]!.text}`);
-			for (const h of r?.structuredContent?.hits ?? []) if (!(h.cwd === APP || h.cwd.startsWith(`${APP}/`))) problems.push(`${label}: hit outside root ${h.cwd}`);
+			if (r?.isError && !/^event_search failed: (the query|invalid arguments for event_search: query)/.test(r.content[0]!.text))
+				problems.push(`${label}: ${r.content[0]!.text}`);
+			for (const h of r?.structuredContent?.hits ?? [])
+				if (!(h.cwd === APP || h.cwd.startsWith(`${APP}/`))) problems.push(`${label}: hit outside root ${h.cwd}`);
 		}
 		console.log(`hostile tool queries: ${queries.length}, slowest round trip ${slowest.toFixed(0)} ms`);
 		expect(problems).toEqual([]);
@@ -297,7 +305,13 @@ describe("hostile frames", () => {
 		expect(frameLeaks(r2)).toEqual([]);
 		s.write(Buffer.concat([enc.encode('{"jsonrpc":"2.0","id":"u3","method":"pi'), Buffer.from([0xff]), enc.encode('ng"}\n')]));
 		expect((await s.take((f) => f.id === "u3")).error?.code).toBe(-32601);
-		s.write(Buffer.concat([enc.encode('{"jsonrpc":"2.0","id":"u4","method":"tools/call","params":{"name":"event_'), Buffer.from([0xff]), enc.encode('search","arguments":{}}}\n')]));
+		s.write(
+			Buffer.concat([
+				enc.encode('{"jsonrpc":"2.0","id":"u4","method":"tools/call","params":{"name":"event_'),
+				Buffer.from([0xff]),
+				enc.encode('search","arguments":{}}}\n'),
+			]),
+		);
 		expect((await s.take((f) => f.id === "u4")).error?.code).toBe(-32602);
 		await stillAnswers(s);
 	}, 30_000);
@@ -336,7 +350,11 @@ describe("hostile frames", () => {
 			requests.push({ label: `name=${JSON.stringify(w).slice(0, 20)}`, method: "tools/call", params: { name: w, arguments: { query: "session" } } });
 			for (const tool of ["event_search", "event_read", "event_trace"]) {
 				requests.push({ label: `${tool} arguments=${JSON.stringify(w).slice(0, 20)}`, method: "tools/call", params: { name: tool, arguments: w } });
-				requests.push({ label: `${tool} _meta=${JSON.stringify(w).slice(0, 20)}`, method: "tools/call", params: { name: tool, arguments: { query: "session", sessionId: basic.sessionId, entryId: "8161e986" }, _meta: w } });
+				requests.push({
+					label: `${tool} _meta=${JSON.stringify(w).slice(0, 20)}`,
+					method: "tools/call",
+					params: { name: tool, arguments: { query: "session", sessionId: basic.sessionId, entryId: "8161e986" }, _meta: w },
+				});
 				requests.push({
 					label: `${tool} caller=${JSON.stringify(w).slice(0, 20)}`,
 					method: "tools/call",
@@ -346,12 +364,35 @@ describe("hostile frames", () => {
 					requests.push({
 						label: `${tool} caller.${field}=${JSON.stringify(w).slice(0, 20)}`,
 						method: "tools/call",
-						params: { name: tool, arguments: { query: "session", sessionId: basic.sessionId, entryId: "8161e986" }, _meta: { "pi-events/caller": { cwd: APP, [field]: w } } },
+						params: {
+							name: tool,
+							arguments: { query: "session", sessionId: basic.sessionId, entryId: "8161e986" },
+							_meta: { "pi-events/caller": { cwd: APP, [field]: w } },
+						},
 					});
 				}
 			}
-			for (const field of ["query", "limit", "sessionId", "cwd", "eventTypes", "kinds", "roles", "tools", "since", "until", "isError", "branchStates", "selectionStates", "files"]) {
-				requests.push({ label: `search.${field}=${JSON.stringify(w).slice(0, 20)}`, method: "tools/call", params: { name: "event_search", arguments: { query: "session", [field]: w } } });
+			for (const field of [
+				"query",
+				"limit",
+				"sessionId",
+				"cwd",
+				"eventTypes",
+				"kinds",
+				"roles",
+				"tools",
+				"since",
+				"until",
+				"isError",
+				"branchStates",
+				"selectionStates",
+				"files",
+			]) {
+				requests.push({
+					label: `search.${field}=${JSON.stringify(w).slice(0, 20)}`,
+					method: "tools/call",
+					params: { name: "event_search", arguments: { query: "session", [field]: w } },
+				});
 			}
 			for (const field of ["sessionId", "entryId", "fragmentId", "offset", "length", "order", "before", "after"]) {
 				requests.push({
@@ -361,14 +402,30 @@ describe("hostile frames", () => {
 				});
 			}
 			for (const field of ["sessionId", "entryId"]) {
-				requests.push({ label: `trace.${field}=${JSON.stringify(w).slice(0, 20)}`, method: "tools/call", params: { name: "event_trace", arguments: { sessionId: basic.sessionId, entryId: "8161e986", [field]: w } } });
+				requests.push({
+					label: `trace.${field}=${JSON.stringify(w).slice(0, 20)}`,
+					method: "tools/call",
+					params: { name: "event_trace", arguments: { sessionId: basic.sessionId, entryId: "8161e986", [field]: w } },
+				});
 			}
-			requests.push({ label: `initialize protocolVersion=${JSON.stringify(w).slice(0, 20)}`, method: "initialize", params: { protocolVersion: w, capabilities: w, clientInfo: w } });
-			requests.push({ label: `modern version=${JSON.stringify(w).slice(0, 20)}`, method: "tools/list", params: { _meta: { "io.modelcontextprotocol/protocolVersion": w } } });
+			requests.push({
+				label: `initialize protocolVersion=${JSON.stringify(w).slice(0, 20)}`,
+				method: "initialize",
+				params: { protocolVersion: w, capabilities: w, clientInfo: w },
+			});
+			requests.push({
+				label: `modern version=${JSON.stringify(w).slice(0, 20)}`,
+				method: "tools/list",
+				params: { _meta: { "io.modelcontextprotocol/protocolVersion": w } },
+			});
 		}
 		// Relative, huge and odd caller cwds.
 		for (const cwd of ["relative/dir", ".", "..", "/", "//", "/work/demo/app/../../..", `/${"a/".repeat(3000)}`, "/work/demo/app\u0000/x", "~"]) {
-			requests.push({ label: `caller.cwd=${cwd.slice(0, 20)}`, method: "tools/call", params: { name: "event_search", arguments: { query: "session" }, _meta: { "pi-events/caller": { cwd } } } });
+			requests.push({
+				label: `caller.cwd=${cwd.slice(0, 20)}`,
+				method: "tools/call",
+				params: { name: "event_search", arguments: { query: "session" }, _meta: { "pi-events/caller": { cwd } } },
+			});
 		}
 		const problems: string[] = [];
 		let id = 0;
@@ -464,7 +521,12 @@ describe("indexing problems reported with an answer", () => {
 		mkdirSync(dir, { recursive: true });
 		writeFileSync(
 			join(dir, "problem.jsonl"),
-			jsonl([header("problem-session", "/work/demo/zz-problem"), user("a~dup1", null, "problemword one"), user("a", "a~dup1", "problemword two"), user("a", "a", "problemword three")]),
+			jsonl([
+				header("problem-session", "/work/demo/zz-problem"),
+				user("a~dup1", null, "problemword one"),
+				user("a", "a~dup1", "problemword two"),
+				user("a", "a", "problemword three"),
+			]),
 		);
 		const run = await runChild(layout, ["search", "ECONNREFUSED", "--root", APP, "--json"], { timeoutMs: 30_000 });
 		expect(run.exitCode).toBe(0);

@@ -37,7 +37,10 @@ function writeSpec(spec: Spec): void {
 	const dir = join(layout.sessionsDir, encodeCwd(spec.cwd ?? "nocwd"));
 	mkdirSync(dir, { recursive: true });
 	const path = join(dir, `2026-10-01T10-00-00-000Z_${spec.id}.jsonl`);
-	const entries = spec.entries ?? [entry(`${spec.id}-e1`, null, `sharedscopeword mark${spec.id.replace(/[^a-z]/g, "")}`), entry(`${spec.id}-e2`, `${spec.id}-e1`, "second line sharedscopeword")];
+	const entries = spec.entries ?? [
+		entry(`${spec.id}-e1`, null, `sharedscopeword mark${spec.id.replace(/[^a-z]/g, "")}`),
+		entry(`${spec.id}-e2`, `${spec.id}-e1`, "second line sharedscopeword"),
+	];
 	writeFileSync(path, jsonl([header(spec.id, spec.cwd, spec.parentSession ? { parentSession: spec.parentSession } : {}), ...entries]));
 	files.set(spec.id, path);
 }
@@ -67,13 +70,29 @@ beforeAll(async () => {
 	OUT = join(BASE, "work", "other");
 	CAFE_NFC = join(BASE, "work", "caf\u00e9");
 	CAFE_NFD = join(BASE, "work", "cafe\u0301");
-	for (const d of [W, join(W, ".git"), join(W, "packages", "api"), OUT, join(BASE, "work", "app-extra"), join(BASE, "work", "appx"), join(BASE, "work", "App"), join(BASE, "work", "APP"), CAFE_NFC, CAFE_NFD, join(BASE, "links")]) {
+	for (const d of [
+		W,
+		join(W, ".git"),
+		join(W, "packages", "api"),
+		OUT,
+		join(BASE, "work", "app-extra"),
+		join(BASE, "work", "appx"),
+		join(BASE, "work", "App"),
+		join(BASE, "work", "APP"),
+		CAFE_NFC,
+		CAFE_NFD,
+		join(BASE, "links"),
+	]) {
 		mkdirSync(d, { recursive: true });
 	}
 	symlinkSync(W, join(BASE, "links", "into-app")); // outside → in
 	symlinkSync(OUT, join(W, "link-to-other")); // inside → out
 
-	writeSpec({ id: "w-root", cwd: W, entries: [entry("w1", null, "sharedscopeword markwroot parent text"), entry("w2", "w1", "sharedscopeword second of the parent")] });
+	writeSpec({
+		id: "w-root",
+		cwd: W,
+		entries: [entry("w1", null, "sharedscopeword markwroot parent text"), entry("w2", "w1", "sharedscopeword second of the parent")],
+	});
 	writeSpec({ id: "w-slash", cwd: `${W}/` });
 	writeSpec({ id: "w-dslash", cwd: `${BASE}//work//app//` });
 	writeSpec({ id: "w-sub", cwd: join(W, "packages", "api") });
@@ -81,7 +100,11 @@ beforeAll(async () => {
 	writeSpec({ id: "w-link-in", cwd: join(BASE, "links", "into-app") });
 	writeSpec({ id: "h-extra", cwd: join(BASE, "work", "app-extra") });
 	writeSpec({ id: "h-appx", cwd: join(BASE, "work", "appx") });
-	writeSpec({ id: "h-out", cwd: OUT, entries: [entry("o1", null, "sharedscopeword outsideonly secret"), entry("o2", "o1", "sharedscopeword outsideonly second")] });
+	writeSpec({
+		id: "h-out",
+		cwd: OUT,
+		entries: [entry("o1", null, "sharedscopeword outsideonly secret"), entry("o2", "o1", "sharedscopeword outsideonly second")],
+	});
 	writeSpec({ id: "h-link-out", cwd: join(W, "link-to-other") });
 	writeSpec({ id: "h-case", cwd: join(BASE, "work", "App") });
 	writeSpec({ id: "h-case-upper", cwd: join(BASE, "work", "APP") });
@@ -97,13 +120,21 @@ beforeAll(async () => {
 		id: "w-fork-of-out",
 		cwd: W,
 		parentSession: files.get("h-out")!,
-		entries: [entry("o1", null, "sharedscopeword outsideonly secret"), entry("o2", "o1", "sharedscopeword outsideonly second"), entry("c3", "o2", "sharedscopeword child continues")],
+		entries: [
+			entry("o1", null, "sharedscopeword outsideonly secret"),
+			entry("o2", "o1", "sharedscopeword outsideonly second"),
+			entry("c3", "o2", "sharedscopeword child continues"),
+		],
 	});
 	writeSpec({
 		id: "h-fork-of-w",
 		cwd: OUT,
 		parentSession: files.get("w-root")!,
-		entries: [entry("w1", null, "sharedscopeword markwroot parent text"), entry("w2", "w1", "sharedscopeword second of the parent"), entry("x3", "w2", "sharedscopeword outside child")],
+		entries: [
+			entry("w1", null, "sharedscopeword markwroot parent text"),
+			entry("w2", "w1", "sharedscopeword second of the parent"),
+			entry("x3", "w2", "sharedscopeword outside child"),
+		],
 	});
 	// A parentSession given relative to the cwd, pointing at the outside session's file.
 	writeSpec({ id: "w-parent-rel-out", cwd: W, parentSession: relative(W, files.get("h-out")!) });
@@ -233,13 +264,25 @@ describe("search sees exactly the root", () => {
 		// Naming an outside session as the caller's own (current) session grants nothing either.
 		expect(await toolSearchIds({ cwd: W, sessionId: "h-out" }, { sessionId: "h-out" })).toEqual([]);
 		expect(await toolSearchIds({ cwd: W, sessionFile: files.get("h-out")! }, { sessionId: "h-out" })).toEqual([]);
-		const read = await tool("event_read", { sessionId: "h-out", entryId: "o1" }, { cwd: W, sessionId: "h-out", sessionFile: files.get("h-out")!, toolCallId: "x" });
+		const read = await tool(
+			"event_read",
+			{ sessionId: "h-out", entryId: "o1" },
+			{ cwd: W, sessionId: "h-out", sessionFile: files.get("h-out")!, toolCallId: "x" },
+		);
 		expect((read.result as { isError: boolean }).isError).toBe(true);
 	});
 
 	test("serve: arguments that try to widen the scope (root, all, _meta, caller, scope) are rejected; extra params are ignored", async () => {
 		const caller = { cwd: W };
-		for (const extra of [{ root: "/" }, { all: true }, { _meta: { "pi-events/caller": { cwd: "/" } } }, { caller: { cwd: "/" } }, { scope: null }, { roots: ["/"] }, { __proto__: { all: true }, all: true }]) {
+		for (const extra of [
+			{ root: "/" },
+			{ all: true },
+			{ _meta: { "pi-events/caller": { cwd: "/" } } },
+			{ caller: { cwd: "/" } },
+			{ scope: null },
+			{ roots: ["/"] },
+			{ __proto__: { all: true }, all: true },
+		]) {
 			const res = await tool("event_search", { query: "sharedscopeword", ...extra }, caller);
 			const result = res.result as { isError: boolean; content: { text: string }[]; structuredContent?: unknown };
 			expect({ extra, isError: result.isError, structured: result.structuredContent }).toEqual({ extra, isError: true, structured: undefined });

@@ -22,7 +22,15 @@ describe("echoes", () => {
 		]) {
 			expect({ c, runs: runsPiEvents(c) }).toEqual({ c, runs: true });
 		}
-		for (const c of ["grep -rn pi-events README.md", "cd pi-events", "ls ~/pi-events/", "git clone git@github.com:me/pi-events-fork", "vim pi-events.ts", null, ""]) {
+		for (const c of [
+			"grep -rn pi-events README.md",
+			"cd pi-events",
+			"ls ~/pi-events/",
+			"git clone git@github.com:me/pi-events-fork",
+			"vim pi-events.ts",
+			null,
+			"",
+		]) {
 			expect({ c, runs: runsPiEvents(c) }).toEqual({ c, runs: false });
 		}
 	});
@@ -67,7 +75,12 @@ describe("echoes", () => {
 		expect(derivedOf(result("event_search")).fragments).toEqual([["tool.result#0", true]]);
 		// A bash result cannot tell by itself: the writer looks its call up (test/conformance/echoes.test.ts).
 		expect(derivedOf(result("bash")).fragments).toEqual([["tool.result#0", false]]);
-		const userBash = { type: "message", id: "b1", parentId: null, message: { role: "bashExecution", command: "pi-events search x", output: "1. hit", exitCode: 0 } };
+		const userBash = {
+			type: "message",
+			id: "b1",
+			parentId: null,
+			message: { role: "bashExecution", command: "pi-events search x", output: "1. hit", exitCode: 0 },
+		};
 		expect(derivedOf(userBash).fragments).toEqual([
 			["bash.command#0", true],
 			["bash.output#0", true],

@@ -284,7 +284,14 @@ describe("summaries and their file evidence", () => {
 
 	test("compaction details with non-string paths and unknown keys are ignored", () => {
 		const e = projectEntry(
-			{ type: "compaction", id: "c", parentId: null, summary: "s", firstKeptEntryId: "k", details: { readFiles: ["a", 3, null, ""], modifiedFiles: "b", other: ["z"] } },
+			{
+				type: "compaction",
+				id: "c",
+				parentId: null,
+				summary: "s",
+				firstKeptEntryId: "k",
+				details: { readFiles: ["a", 3, null, ""], modifiedFiles: "b", other: ["z"] },
+			},
 			ctx(),
 		);
 		expect(e.files).toEqual([{ path: "a", op: "read" }]);
@@ -330,8 +337,17 @@ describe("huge outputs are bounded head + tail with a marker", () => {
 			expect(count('"marker middle"')).toBe(0);
 			expect(count("omitted")).toBe(0);
 			// Last word of the head and first word of the tail are not adjacent in the source.
-			const head = frag.text.split(OMISSION_MARKER_RE)[0]!.trimEnd().split(/[^A-Za-z0-9]+/).filter(Boolean).pop()!;
-			const tail = frag.text.split(OMISSION_MARKER_RE)[1]!.trimStart().split(/[^A-Za-z0-9]+/).filter(Boolean)[0]!;
+			const head = frag.text
+				.split(OMISSION_MARKER_RE)[0]!
+				.trimEnd()
+				.split(/[^A-Za-z0-9]+/)
+				.filter(Boolean)
+				.pop()!;
+			const tail = frag.text
+				.split(OMISSION_MARKER_RE)[1]!
+				.trimStart()
+				.split(/[^A-Za-z0-9]+/)
+				.filter(Boolean)[0]!;
 			expect(count(`"${head}"`)).toBeGreaterThanOrEqual(1);
 			expect(count(`"${head} ${tail}"`)).toBe(0);
 		} finally {
@@ -457,7 +473,19 @@ describe("synthetic entries", () => {
 		expect(fragIds(projectEntry({ type: "message", id: "u", parentId: null, message: { role: "user", content: "hello" } }, ctx()))).toEqual(["user.text#0"]);
 		expect(fragIds(projectEntry({ type: "message", id: "u", parentId: null, message: { role: "user", content: "   " } }, ctx()))).toEqual([]);
 		const blocks = projectEntry(
-			{ type: "message", id: "u", parentId: null, message: { role: "user", content: [{ type: "text", text: "" }, { type: "image", data: "AAAA", mimeType: "image/png" }, { type: "text", text: "two" }] } },
+			{
+				type: "message",
+				id: "u",
+				parentId: null,
+				message: {
+					role: "user",
+					content: [
+						{ type: "text", text: "" },
+						{ type: "image", data: "AAAA", mimeType: "image/png" },
+						{ type: "text", text: "two" },
+					],
+				},
+			},
 			ctx(),
 		);
 		expect(fragIds(blocks)).toEqual(["user.text#2"]);
@@ -488,7 +516,10 @@ describe("synthetic entries", () => {
 	});
 
 	test("custom entries are never searchable whatever strings they hold", () => {
-		const e = projectEntry({ type: "custom", id: "c", parentId: null, customType: "x", data: { text: "visible looking text", content: [{ type: "text", text: "also text" }] } }, ctx());
+		const e = projectEntry(
+			{ type: "custom", id: "c", parentId: null, customType: "x", data: { text: "visible looking text", content: [{ type: "text", text: "also text" }] } },
+			ctx(),
+		);
 		expect(e.fragments).toEqual([]);
 	});
 

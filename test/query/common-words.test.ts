@@ -45,7 +45,9 @@ function writeCorpus(dir: string, withB: boolean): void {
 		// File names in time order: sessions are indexed in creation order.
 		writeSession(dir, { id: sid("aaaa", s), cwd: A, timestamp: at(s, 0), entries }, `${at(s, 0).replaceAll(":", "-")}_${sid("aaaa", s)}`);
 		if (withB) {
-			const other = Array.from({ length: PER_SESSION }, (_, i) => userEntry(`b${s}x${i}`, i === 0 ? null : `b${s}x${i - 1}`, at(s, i + 100), `gamma alpha beta delta epsilon in b ${s} ${i}`));
+			const other = Array.from({ length: PER_SESSION }, (_, i) =>
+				userEntry(`b${s}x${i}`, i === 0 ? null : `b${s}x${i - 1}`, at(s, i + 100), `gamma alpha beta delta epsilon in b ${s} ${i}`),
+			);
 			writeSession(dir, { id: sid("bbbb", s), cwd: B, timestamp: at(s, 100), entries: other }, `${at(s, 100).replaceAll(":", "-")}_${sid("bbbb", s)}`);
 		}
 	}
@@ -70,7 +72,14 @@ afterAll(() => {
 });
 
 const find = (db: TestIndex["db"], query: string, opts: { scope?: Scope; sort?: "newest" | "oldest"; bounds?: Partial<SearchBounds> | null } = {}) =>
-	search(db, { query, filters: {}, limit: 20, scope: opts.scope ?? UNSCOPED, sort: opts.sort, bounds: opts.bounds === null ? undefined : (opts.bounds ?? BOUNDS) });
+	search(db, {
+		query,
+		filters: {},
+		limit: 20,
+		scope: opts.scope ?? UNSCOPED,
+		sort: opts.sort,
+		bounds: opts.bounds === null ? undefined : (opts.bounds ?? BOUNDS),
+	});
 
 describe("a query of common words only", () => {
 	test("the words are common and hold the rare phrase twice (the premise)", () => {

@@ -61,13 +61,7 @@ export interface ToolCallSpec {
 	arguments: Record<string, unknown>;
 }
 
-export function assistantEntry(
-	id: string,
-	parentId: string | null,
-	timestamp: string,
-	text: string | null,
-	toolCalls: ToolCallSpec[] = [],
-): Entry {
+export function assistantEntry(id: string, parentId: string | null, timestamp: string, text: string | null, toolCalls: ToolCallSpec[] = []): Entry {
 	const content: unknown[] = [];
 	if (text !== null) content.push({ type: "text", text });
 	for (const c of toolCalls) content.push({ type: "toolCall", id: c.id, name: c.name, arguments: c.arguments });

@@ -33,7 +33,7 @@ const PLANTED = {
 	drop: { id: "0000aaaa-0000-4000-8000-000000000008", text: "The bad migration ran DROP TABLE events; -- and nobody noticed." },
 	backslash: { id: "0000aaaa-0000-4000-8000-000000000009", text: "Saved to C:\\Users\\devuser\\notes.txt on the laptop." },
 	deployment: { id: "0000aaaa-0000-4000-8000-00000000000a", text: "The deployment pipeline stalled overnight." },
-	quote: { id: "0000aaaa-0000-4000-8000-00000000000b", text: 'He said "hello world" and left; it\'s O\'Brien\'s desk.' },
+	quote: { id: "0000aaaa-0000-4000-8000-00000000000b", text: "He said \"hello world\" and left; it's O'Brien's desk." },
 } as const;
 const P = (k: keyof typeof PLANTED) => `${PLANTED[k].id}/u-${PLANTED[k].id.slice(0, 6)}`;
 
@@ -108,7 +108,7 @@ const OPERATORS_ALONE = [
 	"_",
 	"%_%",
 	"'; DROP TABLE events; --",
-	"\"; DROP TABLE fts; --",
+	'"; DROP TABLE fts; --',
 	"1=1) OR (1=1",
 	"rank:1",
 	"rowid:1",
@@ -209,7 +209,7 @@ describe("no query ever produces an SQLite or FTS5 error", () => {
 	test("the index is intact after SQL-shaped queries", () => {
 		const count = () => (idx.db.query("SELECT count(*) AS n FROM events").get() as { n: number }).n;
 		const before = count();
-		for (const q of ["'; DROP TABLE events; --", "\"; DROP TABLE fts; --", "'); DELETE FROM fragments; --", "x'; PRAGMA writable_schema=1; --"]) attempt(q);
+		for (const q of ["'; DROP TABLE events; --", '"; DROP TABLE fts; --', "'); DELETE FROM fragments; --", "x'; PRAGMA writable_schema=1; --"]) attempt(q);
 		expect(count()).toBe(before);
 		expect(hitsOf("ECONNREFUSED").length).toBeGreaterThan(0);
 	});
@@ -356,9 +356,7 @@ describe("code-shaped queries find the basic fixture", () => {
 	});
 
 	test("ECONNREFUSED finds the failed write and both replies that mention it", () => {
-		expect(hitsOf("ECONNREFUSED").sort()).toEqual(
-			[B(basic.notes.writeErrorResult), B(basic.notes.assistantAfterBash), B(basic.notes.finalAssistant)].sort(),
-		);
+		expect(hitsOf("ECONNREFUSED").sort()).toEqual([B(basic.notes.writeErrorResult), B(basic.notes.assistantAfterBash), B(basic.notes.finalAssistant)].sort());
 	});
 
 	test("parseSessionEntries, and its camelCase parts", () => {

@@ -37,7 +37,12 @@ const RANK = "/work/demo/rank";
 const MULTI = "0000dddd-0000-4000-8000-000000000001";
 const FILES = "0000dddd-0000-4000-8000-000000000002";
 /** Tie sessions, written in an order that is not their id order. */
-const TIES = ["0000dddd-0000-4000-8000-0000000000f3", "0000dddd-0000-4000-8000-0000000000f1", "0000dddd-0000-4000-8000-0000000000f4", "0000dddd-0000-4000-8000-0000000000f2"];
+const TIES = [
+	"0000dddd-0000-4000-8000-0000000000f3",
+	"0000dddd-0000-4000-8000-0000000000f1",
+	"0000dddd-0000-4000-8000-0000000000f4",
+	"0000dddd-0000-4000-8000-0000000000f2",
+];
 const TIE_NEWER = "0000dddd-0000-4000-8000-0000000000f0";
 const filler = Array.from({ length: 150 }, (_, i) => `filler${i}`).join(" ");
 
@@ -64,7 +69,9 @@ beforeAll(() => {
 		cwd: RANK,
 		entries: [
 			userEntry("f-u1", null, "2026-10-03T11:00:00.000Z", "filesword start"),
-			assistantEntry("f-a1", "f-u1", "2026-10-03T11:00:05.000Z", "filesword read", [{ id: "fc1", name: "read", arguments: { path: `${RANK}/src/lib/util.ts` } }]),
+			assistantEntry("f-a1", "f-u1", "2026-10-03T11:00:05.000Z", "filesword read", [
+				{ id: "fc1", name: "read", arguments: { path: `${RANK}/src/lib/util.ts` } },
+			]),
 			assistantEntry("f-a2", "f-a1", "2026-10-03T11:00:10.000Z", "filesword edit", [
 				{ id: "fc2", name: "edit", arguments: { path: `${RANK}/src/lib/util.tsx`, edits: [{ oldText: "a", newText: "b" }] } },
 			]),
@@ -169,7 +176,8 @@ describe("coalescing and ranking", () => {
 			for (const k of [1, 2, 3, 5]) {
 				for (const h of run(idx.db, query, {}, { limit: k }).hits) {
 					const key = `${h.sessionId}/${h.entryId}`;
-					if (full.has(key) && full.get(key) !== h.matchedFragments) mismatches.push(`${query} limit ${k}: ${key} matched ${h.matchedFragments}, with limit 100 ${full.get(key)}`);
+					if (full.has(key) && full.get(key) !== h.matchedFragments)
+						mismatches.push(`${query} limit ${k}: ${key} matched ${h.matchedFragments}, with limit 100 ${full.get(key)}`);
 				}
 			}
 		}
@@ -349,9 +357,7 @@ describe("filters", () => {
 	});
 
 	test("filters combine with AND", () => {
-		expect(q("ECONNREFUSED", { roles: ["assistant"], isError: false, sinceMs: Date.parse("2026-11-02T09:02:00Z") })).toEqual([
-			B(basic.notes.finalAssistant),
-		]);
+		expect(q("ECONNREFUSED", { roles: ["assistant"], isError: false, sinceMs: Date.parse("2026-11-02T09:02:00Z") })).toEqual([B(basic.notes.finalAssistant)]);
 	});
 });
 
@@ -510,7 +516,9 @@ describe("the bounded common-term path", () => {
 			last = run(big.db, "commonword", {}, { limit: 10 });
 			times.push(performance.now() - t0);
 		}
-		console.log(`common term: ${times.map((t) => t.toFixed(1)).join(", ")} ms (elapsedMs ${last.elapsedMs.toFixed(1)}), coverage ${JSON.stringify(last.coverage)}`);
+		console.log(
+			`common term: ${times.map((t) => t.toFixed(1)).join(", ")} ms (elapsedMs ${last.elapsedMs.toFixed(1)}), coverage ${JSON.stringify(last.coverage)}`,
+		);
 		expect(last.coverage.mode).toBe("recent");
 		// A lower bound: the events among the ranked window; the limit cut them.
 		expect(last.coverage.estimatedMatches).toBeGreaterThan(10);

@@ -45,7 +45,10 @@ describe("read", () => {
 		expect(r.exitCode).toBe(0);
 		const w = r.json().window;
 		expect(w).toMatchObject({ fragmentId: "tool.result#0", offset: 150000, length: 100, totalChars: f.notes.bigToolResultChars, hasMore: true });
-		const full = readFileSync(f.path, "utf8").split("\n").map((l) => (l ? JSON.parse(l) : null)).find((e) => e?.id === f.notes.bigToolResult).message.content[0].text;
+		const full = readFileSync(f.path, "utf8")
+			.split("\n")
+			.map((l) => (l ? JSON.parse(l) : null))
+			.find((e) => e?.id === f.notes.bigToolResult).message.content[0].text;
 		expect(w.text).toBe(full.slice(150000, 150100));
 	});
 

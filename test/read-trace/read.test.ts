@@ -95,7 +95,15 @@ describe("identity, metadata and content are exact", () => {
 			files: [],
 		});
 		expect(r.session).toEqual({ sessionId: b.sessionId, cwd: "/work/demo/app", name: null, file: b.path });
-		expect(r.content).toEqual([{ fragmentId: "user.text#0", kind: "user.text", chars: src.json.message.content[0].text.length, text: src.json.message.content[0].text, truncated: false }]);
+		expect(r.content).toEqual([
+			{
+				fragmentId: "user.text#0",
+				kind: "user.text",
+				chars: src.json.message.content[0].text.length,
+				text: src.json.message.content[0].text,
+				truncated: false,
+			},
+		]);
 		expect(r.window).toBeNull();
 		expect(r.omitted).toEqual([]);
 		expect(r.neighbours).toEqual({ order: "append", only: null, before: [], after: [], alternatives: [], alternativesTotal: 0, stoppedAt: null });
@@ -118,7 +126,13 @@ describe("identity, metadata and content are exact", () => {
 		const blocks = src.json.message.content as any[];
 		expect(r.content).toEqual([
 			{ fragmentId: "assistant.text#1", kind: "assistant.text", chars: blocks[1].text.length, text: blocks[1].text, truncated: false },
-			{ fragmentId: "tool.call#2", kind: "tool.call", chars: "read\npath: src/auth/session.ts".length, text: "read\npath: src/auth/session.ts", truncated: false },
+			{
+				fragmentId: "tool.call#2",
+				kind: "tool.call",
+				chars: "read\npath: src/auth/session.ts".length,
+				text: "read\npath: src/auth/session.ts",
+				truncated: false,
+			},
 		]);
 		// Private reasoning and its signature are reported as omitted, never returned.
 		expect(r.omitted).toEqual(["thinking", "signatures"]);
@@ -188,7 +202,10 @@ describe("identity, metadata and content are exact", () => {
 
 /** The id of basic's label entry (not in the manifest notes by id). */
 function labelIdOf(path: string): string {
-	const lines = readFileSync(path, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+	const lines = readFileSync(path, "utf8")
+		.split("\n")
+		.filter(Boolean)
+		.map((l) => JSON.parse(l));
 	return lines.find((l) => l.type === "label").id;
 }
 
@@ -305,7 +322,14 @@ describe("fragment windows into the ~300 KB tool output", () => {
 		const f = s.fx("big-output");
 		const text = full();
 		const r = read({ sessionId: f.sessionId, entryId: f.notes.bigToolResult, fragmentId: "tool.result#0" });
-		expect(r.window).toEqual({ fragmentId: "tool.result#0", offset: 0, length: DEFAULT_WINDOW, totalChars: text.length, text: text.slice(0, DEFAULT_WINDOW), hasMore: true });
+		expect(r.window).toEqual({
+			fragmentId: "tool.result#0",
+			offset: 0,
+			length: DEFAULT_WINDOW,
+			totalChars: text.length,
+			text: text.slice(0, DEFAULT_WINDOW),
+			hasMore: true,
+		});
 		expect(r.window!.text.startsWith(f.notes.markers.head)).toBe(true);
 		// With a window, the parts carry no text (the window is the content).
 		expect(r.content).toEqual([{ fragmentId: "tool.result#0", kind: "tool.result", chars: text.length, text: "", truncated: true }]);
@@ -316,7 +340,14 @@ describe("fragment windows into the ~300 KB tool output", () => {
 		const text = full();
 		const offset = f.notes.markers.middleCharOffset - 100;
 		const r = read({ sessionId: f.sessionId, entryId: f.notes.bigToolResult, fragmentId: "tool.result#0", offset, length: 250 });
-		expect(r.window).toEqual({ fragmentId: "tool.result#0", offset, length: 250, totalChars: text.length, text: text.slice(offset, offset + 250), hasMore: true });
+		expect(r.window).toEqual({
+			fragmentId: "tool.result#0",
+			offset,
+			length: 250,
+			totalChars: text.length,
+			text: text.slice(offset, offset + 250),
+			hasMore: true,
+		});
 		expect(r.window!.text).toContain(f.notes.markers.middle);
 	});
 

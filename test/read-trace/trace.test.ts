@@ -31,7 +31,12 @@ const ids = (views: { entryId: string }[]) => views.map((v) => v.entryId);
 const rels = (t: TraceResult, filter?: (r: Relation) => boolean) =>
 	t.relations
 		.filter((r) => !filter || filter(r))
-		.map((r) => [r.relation, r.direction, r.label, r.node ? `${r.node.sessionId}/${r.node.entryId}` : (r.path ?? (r.session ? `session:${r.session.sessionId}` : null))]);
+		.map((r) => [
+			r.relation,
+			r.direction,
+			r.label,
+			r.node ? `${r.node.sessionId}/${r.node.entryId}` : (r.path ?? (r.session ? `session:${r.session.sessionId}` : null)),
+		]);
 const notLocal = (r: Relation) => !["parent", "child", "sibling"].includes(r.relation);
 
 function traceError(sessionId: string, entryId: string, scope: Scope = UNSCOPED): PiEventsError {
@@ -244,7 +249,11 @@ describe("fork lineage", () => {
 		const t = trace(b.sessionId, n.rechainedEntry);
 		expect(t.parent?.entryId).toBe(n.rechainedParentInChild);
 		const copied = t.relations.find((r) => r.relation === "copied-from")!;
-		expect(copied).toMatchObject({ direction: "out", label: "derived", node: { sessionId: p.sessionId, entryId: n.rechainedEntry, parentId: n.rechainedParentInParent } });
+		expect(copied).toMatchObject({
+			direction: "out",
+			label: "derived",
+			node: { sessionId: p.sessionId, entryId: n.rechainedEntry, parentId: n.rechainedParentInParent },
+		});
 		const leafOfPath = trace(b.sessionId, n.branchedFromLeaf);
 		expect(leafOfPath.children).toHaveLength(1);
 		const newLabel = leafOfPath.children[0]!;
@@ -255,7 +264,9 @@ describe("fork lineage", () => {
 			["session-parent", "out", "recorded", `session:${p.sessionId}`],
 		]);
 		// The parent's own label was left out of the child: it has only the forkFrom copy.
-		expect(rels(trace(p.sessionId, "27e7e0fb"), (r) => r.relation === "copied-from")).toEqual([["copied-from", "in", "derived", `${s.fx("fork-child-forkfrom").sessionId}/27e7e0fb`]]);
+		expect(rels(trace(p.sessionId, "27e7e0fb"), (r) => r.relation === "copied-from")).toEqual([
+			["copied-from", "in", "derived", `${s.fx("fork-child-forkfrom").sessionId}/27e7e0fb`],
+		]);
 	});
 
 	test("a parent outside the caller's root: no parent ids at all, session-parent with node and session null", () => {
@@ -283,7 +294,9 @@ describe("fork lineage", () => {
 		const pt = trace(par.sessionId, par.notes.user1, other);
 		expect(pt.relations.filter((r) => r.relation === "session-child" || r.relation === "copied-from")).toEqual([]);
 		expect(JSON.stringify(pt)).not.toContain(child.sessionId);
-		expect(rels(trace(par.sessionId, par.notes.user1, UNSCOPED), (r) => r.relation === "session-child")).toEqual([["session-child", "in", "recorded", `session:${child.sessionId}`]]);
+		expect(rels(trace(par.sessionId, par.notes.user1, UNSCOPED), (r) => r.relation === "session-child")).toEqual([
+			["session-child", "in", "recorded", `session:${child.sessionId}`],
+		]);
 	});
 
 	test("a dangling parentSession (the parent file moved away): session-parent with node and session null", () => {

@@ -178,7 +178,9 @@ describe("serve while index runs", () => {
 				const queries = ["error", "lockfile migration", "zqplant1x", "zqown question", "build failed", "zqplant10x"];
 				while (running) {
 					const started = performance.now();
-					const frame = await serve.call("event_search", { query: rng.pick(queries), limit: 10 }, 30_000).catch((e: Error) => ({ error: { code: 0, message: e.message } }) as never);
+					const frame = await serve
+						.call("event_search", { query: rng.pick(queries), limit: 10 }, 30_000)
+						.catch((e: Error) => ({ error: { code: 0, message: e.message } }) as never);
 					latencies.push(performance.now() - started);
 					const p = frameProblem(frame);
 					if (p) problems.push(p);
@@ -244,28 +246,31 @@ describe("an index location that cannot be written", () => {
 		expect(existsSync("/proc/pi-events-reliability")).toBe(false);
 	});
 
-	test.skipIf(!MOUNT)("a read-only mount holding a valid index: index exits 2 with a clear message, search answers from it; writable again, the index is intact", async () => {
-		const world = corpusWorld("1MB");
-		guardWorld(world);
-		const dir = join(world.indexPath, "..");
-		expect((await runCliAsync(world, indexArgs(world))).exitCode).toBe(0);
-		expect(Bun.spawnSync(["mount", "--bind", dir, dir]).exitCode).toBe(0);
-		try {
-			expect(Bun.spawnSync(["mount", "-o", "remount,ro,bind", dir]).exitCode).toBe(0);
-			// The simulation really stops writes, even for root.
-			expect(() => writeFileSync(join(dir, "probe"), "x")).toThrow();
-			const index = await runCliAsync(world, indexArgs(world));
-			expect(index.exitCode).toBe(2);
-			expectClearError(index.stderr, /read-only/);
-			// README: search still answers from what is indexed (issue 15 item 9).
-			const search = await runCliAsync(world, ["search", "lockfile", "--all", "--json", "--index", world.indexPath, "--sessions-dir", world.sessions]);
-			expect(search.exitCode).toBe(0);
-			expect(JSON.parse(search.stdout).hits.length).toBeGreaterThan(0);
-		} finally {
-			Bun.spawnSync(["umount", dir]);
-		}
-		expectCleanIndex(world, "after the read-only mount");
-	});
+	test.skipIf(!MOUNT)(
+		"a read-only mount holding a valid index: index exits 2 with a clear message, search answers from it; writable again, the index is intact",
+		async () => {
+			const world = corpusWorld("1MB");
+			guardWorld(world);
+			const dir = join(world.indexPath, "..");
+			expect((await runCliAsync(world, indexArgs(world))).exitCode).toBe(0);
+			expect(Bun.spawnSync(["mount", "--bind", dir, dir]).exitCode).toBe(0);
+			try {
+				expect(Bun.spawnSync(["mount", "-o", "remount,ro,bind", dir]).exitCode).toBe(0);
+				// The simulation really stops writes, even for root.
+				expect(() => writeFileSync(join(dir, "probe"), "x")).toThrow();
+				const index = await runCliAsync(world, indexArgs(world));
+				expect(index.exitCode).toBe(2);
+				expectClearError(index.stderr, /read-only/);
+				// README: search still answers from what is indexed (issue 15 item 9).
+				const search = await runCliAsync(world, ["search", "lockfile", "--all", "--json", "--index", world.indexPath, "--sessions-dir", world.sessions]);
+				expect(search.exitCode).toBe(0);
+				expect(JSON.parse(search.stdout).hits.length).toBeGreaterThan(0);
+			} finally {
+				Bun.spawnSync(["umount", dir]);
+			}
+			expectCleanIndex(world, "after the read-only mount");
+		},
+	);
 
 	test.skipIf(process.getuid?.() === 0)("a directory without write permission (non-root only): exit 2 with a clear message", async () => {
 		const world = corpusWorld("1MB");
@@ -360,7 +365,9 @@ describe("a full disk for the index", () => {
 			try {
 				expectFullDiskHandled({ exitCode: proc.exitCode, stdout, stderr }, world, `max_page_count ${pages}`);
 			} catch (e) {
-				failures.push(`max_page_count ${pages}: exit ${proc.exitCode}, stderr ${JSON.stringify(stderr.slice(0, 200))}: ${e instanceof Error ? e.message.split("\n")[0] : e}`);
+				failures.push(
+					`max_page_count ${pages}: exit ${proc.exitCode}, stderr ${JSON.stringify(stderr.slice(0, 200))}: ${e instanceof Error ? e.message.split("\n")[0] : e}`,
+				);
 			}
 
 			// Straight through src/store/db.ts + syncIndex (its debug lines prove the limit was hit): the
@@ -381,7 +388,9 @@ describe("a full disk for the index", () => {
 				const stored = (db.query("SELECT count(*) AS n FROM sessions").get() as { n: number }).n;
 				db.close();
 				if (report.sessions.new !== stored) {
-					failures.push(`syncIndex with max_page_count ${pages}: the report says ${report.sessions.new} new sessions, the index holds ${stored} (first problem: ${report.problems[0]?.replace(/^.*\.jsonl: /, "")})`);
+					failures.push(
+						`syncIndex with max_page_count ${pages}: the report says ${report.sessions.new} new sessions, the index holds ${stored} (first problem: ${report.problems[0]?.replace(/^.*\.jsonl: /, "")})`,
+					);
 				}
 			} else if (!FULL.test(out)) {
 				failures.push(`syncIndex with max_page_count ${pages}: unclear error ${out}`);

@@ -21,7 +21,21 @@ import { syncIndex } from "../../src/sync/sync.ts";
 import { openIndex } from "../../src/store/db.ts";
 import { cleanupTempDirs, dumpIndex, type IndexDump, makeTempDir, snapshotTree } from "../helpers/temp.ts";
 import { type MutationKind, Mutator, REBUILDING } from "./mutate.ts";
-import { checkIndexFile, checkIntegrity, cleanDump, dumpDiff, generateCorpus, indexArgs, LONG, makeWorld, Rng, runCliAsync, seedFromEnv, sleep, spawnCli } from "./util.ts";
+import {
+	checkIndexFile,
+	checkIntegrity,
+	cleanDump,
+	dumpDiff,
+	generateCorpus,
+	indexArgs,
+	LONG,
+	makeWorld,
+	Rng,
+	runCliAsync,
+	seedFromEnv,
+	sleep,
+	spawnCli,
+} from "./util.ts";
 
 afterAll(cleanupTempDirs);
 

@@ -91,7 +91,9 @@ test(
 		const dierOut = (async () => {
 			for await (const chunk of dier.stdout as ReadableStream<Uint8Array>) if (new TextDecoder().decode(chunk).includes("torn")) return;
 		})();
-		const writing = Promise.all(writers.map(async (p) => ({ code: await p.exited, out: await new Response(p.stdout).text(), err: await new Response(p.stderr).text() })));
+		const writing = Promise.all(
+			writers.map(async (p) => ({ code: await p.exited, out: await new Response(p.stdout).text(), err: await new Response(p.stderr).text() })),
+		);
 		let writersDone = false;
 		void writing.then(() => {
 			writersDone = true;
@@ -155,7 +157,10 @@ test(
 				for (const p of new Set(rows.map((r) => r.path))) files.set(p, readFileSync(p));
 				for (const b of badLocators(rows, files)) failures.push(`${label}: ${b}`);
 				// Never more events than complete entry lines.
-				const counts = db.query("SELECT f.path, s.entry_count AS n FROM sessions s JOIN files f ON f.file_key = s.file_key").all() as { path: string; n: number }[];
+				const counts = db.query("SELECT f.path, s.entry_count AS n FROM sessions s JOIN files f ON f.file_key = s.file_key").all() as {
+					path: string;
+					n: number;
+				}[];
 				for (const c of counts) {
 					if (!c.path.startsWith(world.layout.sessionsDir)) continue;
 					const complete = entryLines(c.path).length;

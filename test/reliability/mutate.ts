@@ -5,7 +5,21 @@
  * rename, new sessions, deletion and moves between directories. Each returns the bytes the next
  * sync has to read (an estimate of its work), and its kind.
  */
-import { appendFileSync, closeSync, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, statSync, truncateSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import {
+	appendFileSync,
+	closeSync,
+	copyFileSync,
+	existsSync,
+	mkdirSync,
+	openSync,
+	readFileSync,
+	renameSync,
+	statSync,
+	truncateSync,
+	unlinkSync,
+	writeFileSync,
+	writeSync,
+} from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { completeLines, entryLines, lastEntryId, piEntry, type Rng, sessionFiles } from "./util.ts";
 

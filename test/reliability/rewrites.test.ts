@@ -6,7 +6,20 @@
  */
 import type { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
-import { appendFileSync, closeSync, copyFileSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, truncateSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import {
+	appendFileSync,
+	closeSync,
+	copyFileSync,
+	mkdirSync,
+	openSync,
+	readFileSync,
+	renameSync,
+	rmSync,
+	truncateSync,
+	unlinkSync,
+	writeFileSync,
+	writeSync,
+} from "node:fs";
 import { basename, join } from "node:path";
 import { syncIndex, type SyncReport } from "../../src/sync/sync.ts";
 import { Gate } from "../../src/gate/gate.ts";
@@ -72,7 +85,9 @@ function env(): Env {
 		eventIds: (path) =>
 			(
 				db
-					.query("SELECT e.entry_id FROM events e JOIN sessions s ON s.session_key = e.session_key JOIN files f ON f.file_key = s.file_key WHERE f.path = ?1 ORDER BY e.seq")
+					.query(
+						"SELECT e.entry_id FROM events e JOIN sessions s ON s.session_key = e.session_key JOIN files f ON f.file_key = s.file_key WHERE f.path = ?1 ORDER BY e.seq",
+					)
 					.all(path) as { entry_id: string }[]
 			).map((r) => r.entry_id),
 		close: () => db.close(),
@@ -113,11 +128,22 @@ describe("pi's v1 → v3 migration rewrite", () => {
 	const sid = "0000aaaa-0000-4000-8000-000000000001";
 	const v1Entries = [
 		{ type: "model_change", timestamp: T(0), provider: "anthropic", modelId: "claude-sonnet-4-5" },
-		{ type: "message", timestamp: T(1), message: { role: "user", content: [{ type: "text", text: "zqmig question: why is the nightly build red" }], timestamp: Date.parse(T(1)) } },
+		{
+			type: "message",
+			timestamp: T(1),
+			message: { role: "user", content: [{ type: "text", text: "zqmig question: why is the nightly build red" }], timestamp: Date.parse(T(1)) },
+		},
 		{
 			type: "message",
 			timestamp: T(2),
-			message: { role: "assistant", content: [{ type: "text", text: "zqmig answer: a flaky snapshot test" }], provider: "anthropic", model: "claude-sonnet-4-5", stopReason: "stop", timestamp: Date.parse(T(2)) },
+			message: {
+				role: "assistant",
+				content: [{ type: "text", text: "zqmig answer: a flaky snapshot test" }],
+				provider: "anthropic",
+				model: "claude-sonnet-4-5",
+				stopReason: "stop",
+				timestamp: Date.parse(T(2)),
+			},
 		},
 		{ type: "message", timestamp: T(3), message: { role: "user", content: "zqmig followup: then quarantine it", timestamp: Date.parse(T(3)) } },
 		// firstKeptEntryIndex indexes the whole file array, header = 0: entry 3 is the follow-up.
@@ -127,7 +153,11 @@ describe("pi's v1 → v3 migration rewrite", () => {
 			timestamp: T(5),
 			message: { role: "hookMessage", customType: "note", content: "zqmig hook note", display: true, timestamp: Date.parse(T(5)) },
 		},
-		{ type: "message", timestamp: T(6), message: { role: "user", content: [{ type: "text", text: "zqmig last question before the crash" }], timestamp: Date.parse(T(6)) } },
+		{
+			type: "message",
+			timestamp: T(6),
+			message: { role: "user", content: [{ type: "text", text: "zqmig last question before the crash" }], timestamp: Date.parse(T(6)) },
+		},
 	];
 	const torn = `{"type":"message","timestamp":"${T(7)}","message":{"role":"assistant","content":[{"type":"text","text":"zqmig torn ans`;
 
@@ -228,7 +258,9 @@ describe("oh-my-pi title slot rewritten in place", () => {
 			expect(before).toHaveLength(12);
 			e.clean("indexed");
 
-			const titleOf = () => (JSON.parse((e.db.query("SELECT parser_state FROM files WHERE path = ?1").get(path) as { parser_state: string }).parser_state) as { slotTitle: string }).slotTitle;
+			const titleOf = () =>
+				(JSON.parse((e.db.query("SELECT parser_state FROM files WHERE path = ?1").get(path) as { parser_state: string }).parser_state) as { slotTitle: string })
+					.slotTitle;
 			for (const [i, title] of ["Cron fix — renamed ✓", "Cron fix (final)", "Cron"].entries()) {
 				const size = readFileSync(path).length;
 				const fd = openSync(path, "r+");

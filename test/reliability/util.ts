@@ -346,7 +346,14 @@ const usage = { input: 120, output: 40, cacheRead: 0, cacheWrite: 0, totalTokens
  * One realistic pi 1.x entry (user, assistant with a tool call, tool result, `!` bash, session
  * name, compaction, label), as pi's SessionManager would append it. `tag` is planted in its text.
  */
-export function piEntry(rng: Rng, id: string, parentId: string | null, ms: number, tag: string, opts: { bigText?: number; kind?: string } = {}): Record<string, unknown> {
+export function piEntry(
+	rng: Rng,
+	id: string,
+	parentId: string | null,
+	ms: number,
+	tag: string,
+	opts: { bigText?: number; kind?: string } = {},
+): Record<string, unknown> {
 	const timestamp = new Date(ms).toISOString();
 	const kind = opts.kind ?? rng.pick(["user", "assistant", "assistant", "toolResult", "toolResult", "bash", "name", "compaction", "label"]);
 	const text = (n: number) => `${words(rng, n)} ${tag} ${words(rng, 3)}`;
@@ -396,7 +403,15 @@ export function piEntry(rng: Rng, id: string, parentId: string | null, ms: numbe
 				id,
 				parentId,
 				timestamp,
-				message: { role: "bashExecution", command: `bun test ${tag}`, output: text(25) + big, exitCode: rng.pick([0, 1, 137]), cancelled: false, truncated: false, timestamp: ms },
+				message: {
+					role: "bashExecution",
+					command: `bun test ${tag}`,
+					output: text(25) + big,
+					exitCode: rng.pick([0, 1, 137]),
+					cancelled: false,
+					truncated: false,
+					timestamp: ms,
+				},
 			};
 		case "name":
 			return { type: "session_info", id, parentId, timestamp, name: `Session ${tag} ${words(rng, 2)}` };

@@ -7,16 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import {
-	type AgentLayout,
-	cleanupTempDirs,
-	type CliResult,
-	LEGACY_FIXTURES,
-	PI_FIXTURES,
-	piFixture,
-	runCli,
-	makeAgentLayout,
-} from "../helpers/temp.ts";
+import { type AgentLayout, cleanupTempDirs, type CliResult, LEGACY_FIXTURES, PI_FIXTURES, piFixture, runCli, makeAgentLayout } from "../helpers/temp.ts";
 import { assistantEntry, oneMessageSession, toolResultEntry, userEntry, writeSession } from "../query/helpers.ts";
 
 afterAll(cleanupTempDirs);
@@ -94,7 +85,18 @@ describe("--json output", () => {
 		expect(typeof out.freshness.syncMs).toBe("number");
 		expect(typeof out.freshness.newDiagnostics).toBe("number");
 		expect(typeof out.freshness.lastSyncAt).toBe("string");
-		expect(out.coverage).toEqual({ mode: "full", estimatedMatches: 3, matchesExact: true, estimatedSessions: 1, truncated: false, rankedShare: 1, filterOnly: false, ignoredTerms: [], emptyBecause: null, unmatchedTerms: [] });
+		expect(out.coverage).toEqual({
+			mode: "full",
+			estimatedMatches: 3,
+			matchesExact: true,
+			estimatedSessions: 1,
+			truncated: false,
+			rankedShare: 1,
+			filterOnly: false,
+			ignoredTerms: [],
+			emptyBecause: null,
+			unmatchedTerms: [],
+		});
 	});
 
 	test("stdout is exactly one JSON document; --json with no hits still prints it and exits 1", () => {
@@ -268,10 +270,9 @@ describe("the current session", () => {
 	});
 
 	test("--tool-call-id sets the cutoff at the invoking call", () => {
-		const r = search(
-			["src/auth/session.ts", "--json", "--root", "/work/demo/app", "--session", basic.sessionId, "--tool-call-id", basic.notes.editCall],
-			{ env: { PI_SESSION_ID: basic.sessionId } },
-		);
+		const r = search(["src/auth/session.ts", "--json", "--root", "/work/demo/app", "--session", basic.sessionId, "--tool-call-id", basic.notes.editCall], {
+			env: { PI_SESSION_ID: basic.sessionId },
+		});
 		expect(hitKeys(r)).toEqual([B(basic.notes.firstUser), B(basic.notes.assistantRead)].sort());
 		const unknown = search(["src/auth/session.ts", "--json", "--root", "/work/demo/app", "--session", basic.sessionId, "--tool-call-id", "nope"], {
 			env: { PI_SESSION_ID: basic.sessionId },

@@ -28,7 +28,11 @@ for await (const chunk of Bun.stdin.stream()) {
 		if (msg.id === undefined) continue;
 		if (msg.method === "initialize") {
 			if (process.env.FAKE_NO_INIT === "1") continue;
-			write({ jsonrpc: "2.0", id: msg.id, result: { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "fake", version: "0" } } });
+			write({
+				jsonrpc: "2.0",
+				id: msg.id,
+				result: { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "fake", version: "0" } },
+			});
 			continue;
 		}
 		const query = msg.params?.arguments?.query;
@@ -48,7 +52,11 @@ for await (const chunk of Bun.stdin.stream()) {
 		write({
 			jsonrpc: "2.0",
 			id: msg.id,
-			result: { content: [{ type: "text", text: `echo ${msg.params.name}` }], structuredContent: { echo: msg.params, argv: process.argv.slice(2) }, isError: false },
+			result: {
+				content: [{ type: "text", text: `echo ${msg.params.name}` }],
+				structuredContent: { echo: msg.params, argv: process.argv.slice(2) },
+				isError: false,
+			},
 		});
 	}
 }

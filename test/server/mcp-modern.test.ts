@@ -48,7 +48,10 @@ test("event_search, event_read and event_trace answer with structured content", 
 	const hits = (search.structuredContent as { hits: { sessionId: string; entryId: string }[] }).hits;
 	expect(hits.map((h) => [h.sessionId, h.entryId])).toContainEqual([branched.sessionId, branched.notes.E]);
 
-	const read = await client.callTool({ name: "event_read", arguments: { sessionId: branched.sessionId, entryId: branched.notes.E, order: "branch", before: 1 } });
+	const read = await client.callTool({
+		name: "event_read",
+		arguments: { sessionId: branched.sessionId, entryId: branched.notes.E, order: "branch", before: 1 },
+	});
 	expect(read.isError).toBeFalsy();
 	const r = read.structuredContent as { event: { entryId: string }; neighbours: { before: { entryId: string }[] } };
 	expect(r.event.entryId).toBe(branched.notes.E);

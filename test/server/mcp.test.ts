@@ -10,15 +10,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { ReadParams, SearchParams, SessionsParams, TraceParams } from "../../extension/pi-events.ts";
-import {
-	type AgentLayout,
-	cleanupTempDirs,
-	copyAllPiFixtures,
-	copyIntoSessions,
-	isolatedEnv,
-	makeAgentLayout,
-	piFixture,
-} from "../helpers/temp.ts";
+import { type AgentLayout, cleanupTempDirs, copyAllPiFixtures, copyIntoSessions, isolatedEnv, makeAgentLayout, piFixture } from "../helpers/temp.ts";
 import { compiledBinary, MODERN, modernMeta, RawServer } from "./harness.ts";
 
 const APP = "/work/demo/app";
@@ -211,9 +203,7 @@ describe("scope through _meta", () => {
 			expect(outside.structuredContent).toBeUndefined();
 			const template = (r: ToolResult, s: string, e: string) => textOf(r).replaceAll(JSON.stringify(s), "<S>").replaceAll(JSON.stringify(e), "<E>");
 			expect(template(outside, sessionId, entryId)).toBe(template(missing, sessionId, "deadbeef"));
-			expect(template(outside, sessionId, entryId)).toBe(
-				template(missingSession, "01a19b7c-0000-7000-8000-000000000000", entryId),
-			);
+			expect(template(outside, sessionId, entryId)).toBe(template(missingSession, "01a19b7c-0000-7000-8000-000000000000", entryId));
 			expect(textOf(outside)).toBe(`${tool} failed: no event "${entryId}" in session "${sessionId}" in your scope [E_NOT_FOUND]`);
 		}
 	});
@@ -253,7 +243,16 @@ describe("scope through _meta", () => {
 		expect(warm.result.structuredContent.hits.length).toBeGreaterThan(0);
 		// pi appends the assistant entry that makes the call, then runs the tool at once.
 		const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
-		const message = { role: "assistant", content: [{ type: "toolCall", id: "call_now", name: "event_search", arguments: { query: "step" } }], api: "x", provider: "x", model: "x", usage, stopReason: "toolUse", timestamp: Date.now() };
+		const message = {
+			role: "assistant",
+			content: [{ type: "toolCall", id: "call_now", name: "event_search", arguments: { query: "step" } }],
+			api: "x",
+			provider: "x",
+			model: "x",
+			usage,
+			stopReason: "toolUse",
+			timestamp: Date.now(),
+		};
 		appendFileSync(file, `${JSON.stringify({ type: "message", id: "asst0001", parentId: branched.notes.F, timestamp: new Date().toISOString(), message })}\n`);
 		const caller = { cwd: APP, sessionId: branched.sessionId, sessionFile: file, toolCallId: "call_now" };
 		const own = await s.request("tools/call", { name: "event_search", arguments: { query: "step", sessionId: branched.sessionId }, _meta: modernMeta(caller) });
@@ -392,9 +391,7 @@ describe("robustness", () => {
 		for (let i = 0; i < 50; i++) {
 			const method = i % 10 === 9 ? "tools/list" : "tools/call";
 			const params =
-				method === "tools/list"
-					? {}
-					: { name: "event_search", arguments: { query: queries[i % queries.length] }, _meta: { [CALLER]: { cwd: APP } } };
+				method === "tools/list" ? {} : { name: "event_search", arguments: { query: queries[i % queries.length] }, _meta: { [CALLER]: { cwd: APP } } };
 			burst += `${JSON.stringify({ jsonrpc: "2.0", id: `b${i}`, method, params })}\n`;
 		}
 		s.write(burst);

@@ -62,7 +62,11 @@ function wrap(statement: Statement, sql: string): Statement {
 	};
 	st.all = (...args) => {
 		const rows = all(...args) as Record<string, unknown>[];
-		record(sql, args, rows.map((r) => Object.values(r)));
+		record(
+			sql,
+			args,
+			rows.map((r) => Object.values(r)),
+		);
 		return rows;
 	};
 	st.values = (...args) => {
@@ -73,7 +77,11 @@ function wrap(statement: Statement, sql: string): Statement {
 	st.iterate = (...args) => {
 		// Materialized here (tests only): rows recorded like all().
 		const rows = all(...args) as Record<string, unknown>[];
-		record(sql, args, rows.map((r) => Object.values(r)));
+		record(
+			sql,
+			args,
+			rows.map((r) => Object.values(r)),
+		);
 		return rows[Symbol.iterator]();
 	};
 	return statement;

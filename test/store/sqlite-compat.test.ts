@@ -141,7 +141,19 @@ describe(`the CLI on SQLite ${MACOS_13_0} (faked version, every statement replay
 		if (hit) {
 			// As pi's bash tool calls it: the caller's own session and the invoking tool call (cutoff lookups).
 			const own = readdirSync(sources).find((n) => n.includes(hit.sessionId))!;
-			cli("search-caller", ["search", "ECONNREFUSED", "--json", "--all", "--current-session", hit.sessionId, "--current-file", join(sources, own), "--tool-call-id", "call_none", "--no-sync"]);
+			cli("search-caller", [
+				"search",
+				"ECONNREFUSED",
+				"--json",
+				"--all",
+				"--current-session",
+				hit.sessionId,
+				"--current-file",
+				join(sources, own),
+				"--tool-call-id",
+				"call_none",
+				"--no-sync",
+			]);
 		}
 		cli("status", ["status", "--json"]);
 		beforeDelete = tokenIn();
@@ -154,13 +166,30 @@ describe(`the CLI on SQLite ${MACOS_13_0} (faked version, every statement replay
 	}, 120_000);
 
 	test("the commands work on the stored-text schema", () => {
-		for (const name of ["index", "search", "search-newest", "search-filters", "search-token", "search-filter-only", "search-derived", "sessions", "read", "trace", "status", "reindex"]) {
+		for (const name of [
+			"index",
+			"search",
+			"search-newest",
+			"search-filters",
+			"search-token",
+			"search-filter-only",
+			"search-derived",
+			"sessions",
+			"read",
+			"trace",
+			"status",
+			"reindex",
+		]) {
 			expect({ name, exitCode: runs[name]?.exitCode, stderr: runs[name]?.stderr }).toEqual({ name, exitCode: 0, stderr: "" });
 		}
 		// The caller's own session is hidden, so this search may find nothing (exit 1), but not fail.
 		expect([0, 1]).toContain(runs["search-caller"]!.exitCode);
 		expect(runs["search-caller"]!.stderr).toBe("");
-		expect(JSON.parse(runs["search-token"]!.stdout).hits.map((h: { entryId: string }) => h.entryId).sort()).toEqual(["c0000001", "c0000002"]);
+		expect(
+			JSON.parse(runs["search-token"]!.stdout)
+				.hits.map((h: { entryId: string }) => h.entryId)
+				.sort(),
+		).toEqual(["c0000001", "c0000002"]);
 		// The schema really is the variant: no contentless_delete, recorded in meta.
 		const statements = readFileSync(logs[0]!, "utf8");
 		expect(statements).toContain("CREATE VIRTUAL TABLE fts USING fts5(");
@@ -182,40 +211,44 @@ describe(`the CLI on SQLite ${MACOS_13_0} (faked version, every statement replay
 	const python = oldSqlitePython();
 	const skip = typeof python === "string" && process.env.CI !== "true";
 
-	test.skipIf(skip)("every statement runs on the system SQLite and returns the same rows", () => {
-		if (typeof python === "string") throw new Error(python);
-		const proc = Bun.spawnSync([python.python, REPLAY, join(layout.root, "replay.db"), ...logs], { stdout: "pipe", stderr: "pipe" });
-		expect(proc.stderr.toString()).toBe("");
-		const [head, ...results] = proc.stdout
-			.toString()
-			.trim()
-			.split("\n")
-			.map((l) => JSON.parse(l));
-		expect(head.sqlite_version).toBe(python.version);
-		const recorded = logs.flatMap((log) =>
-			readFileSync(log, "utf8")
+	test.skipIf(skip)(
+		"every statement runs on the system SQLite and returns the same rows",
+		() => {
+			if (typeof python === "string") throw new Error(python);
+			const proc = Bun.spawnSync([python.python, REPLAY, join(layout.root, "replay.db"), ...logs], { stdout: "pipe", stderr: "pipe" });
+			expect(proc.stderr.toString()).toBe("");
+			const [head, ...results] = proc.stdout
+				.toString()
 				.trim()
 				.split("\n")
-				.filter((l) => l !== "")
-				.map((l) => JSON.parse(l) as { sql: string; rows: unknown[][] | null }),
-		);
-		expect(results).toHaveLength(recorded.length);
-		const failures: string[] = [];
-		const differences: string[] = [];
-		const round = (rows: unknown[][]) => rows.map((r) => r.map((v) => (typeof v === "number" && !Number.isInteger(v) ? Number(v.toPrecision(9)) : v)));
-		for (let i = 0; i < recorded.length; i++) {
-			const { sql, rows } = recorded[i]!;
-			const result = results[i]!;
-			if (!result.ok) failures.push(`${result.error}: ${sql.trim().slice(0, 160)}`);
-			// PRAGMA answers describe storage (pages, WAL frames) and fts5_source_id() the build: both differ by version.
-			else if (rows && !/^\s*PRAGMA|fts5_source_id/i.test(sql) && JSON.stringify(round(rows)) !== JSON.stringify(round(result.rows))) {
-				differences.push(`${sql.trim().slice(0, 160)}\n  bun ${JSON.stringify(rows).slice(0, 200)}\n  sys ${JSON.stringify(result.rows).slice(0, 200)}`);
+				.map((l) => JSON.parse(l));
+			expect(head.sqlite_version).toBe(python.version);
+			const recorded = logs.flatMap((log) =>
+				readFileSync(log, "utf8")
+					.trim()
+					.split("\n")
+					.filter((l) => l !== "")
+					.map((l) => JSON.parse(l) as { sql: string; rows: unknown[][] | null }),
+			);
+			expect(results).toHaveLength(recorded.length);
+			const failures: string[] = [];
+			const differences: string[] = [];
+			const round = (rows: unknown[][]) => rows.map((r) => r.map((v) => (typeof v === "number" && !Number.isInteger(v) ? Number(v.toPrecision(9)) : v)));
+			for (let i = 0; i < recorded.length; i++) {
+				const { sql, rows } = recorded[i]!;
+				const result = results[i]!;
+				if (!result.ok) failures.push(`${result.error}: ${sql.trim().slice(0, 160)}`);
+				// PRAGMA answers describe storage (pages, WAL frames) and fts5_source_id() the build: both differ by version.
+				else if (rows && !/^\s*PRAGMA|fts5_source_id/i.test(sql) && JSON.stringify(round(rows)) !== JSON.stringify(round(result.rows))) {
+					differences.push(`${sql.trim().slice(0, 160)}\n  bun ${JSON.stringify(rows).slice(0, 200)}\n  sys ${JSON.stringify(result.rows).slice(0, 200)}`);
+				}
 			}
-		}
-		console.log(`replayed ${recorded.length} statements on SQLite ${python.version}`);
-		expect(failures).toEqual([]);
-		expect(differences).toEqual([]);
-	}, 120_000);
+			console.log(`replayed ${recorded.length} statements on SQLite ${python.version}`);
+			expect(failures).toEqual([]);
+			expect(differences).toEqual([]);
+		},
+		120_000,
+	);
 
 	test.skipIf(skip)("the default schema is refused by that SQLite (so the replay can fail)", () => {
 		if (typeof python === "string") throw new Error(python);

@@ -107,8 +107,15 @@ export function makeWorld(): World {
 		cwd: project,
 		timestamp: at(6, 0),
 		entries: chain(
-			Array.from({ length: 12 }, (_, i) => (p: string | null) =>
-				assistantEntry(`lo-a${i}`, p, at(6, i + 1), `${"Long explanation of the verbose build pipeline with many words. ".repeat(6)}verbosity level ${i}. ${"More words follow here. ".repeat(10)}`),
+			Array.from(
+				{ length: 12 },
+				(_, i) => (p: string | null) =>
+					assistantEntry(
+						`lo-a${i}`,
+						p,
+						at(6, i + 1),
+						`${"Long explanation of the verbose build pipeline with many words. ".repeat(6)}verbosity level ${i}. ${"More words follow here. ".repeat(10)}`,
+					),
 			),
 		),
 	});
@@ -185,5 +192,11 @@ export async function mcpOutcome(world: World, server: RawServer, tool: string, 
 	const text = (result.content as { text: string }[]).map((c) => c.text).join("");
 	return result.isError
 		? { exitCode: 2, json: undefined, text: "", error: text, notes: "" }
-		: { exitCode: (result.structuredContent.hits ?? result.structuredContent.sessions)?.length === 0 ? 1 : 0, json: result.structuredContent, text, error: "", notes: text };
+		: {
+				exitCode: (result.structuredContent.hits ?? result.structuredContent.sessions)?.length === 0 ? 1 : 0,
+				json: result.structuredContent,
+				text,
+				error: "",
+				notes: text,
+			};
 }

@@ -273,12 +273,7 @@ describe("classifySession: context edits", () => {
 
 	test("an edit summarized away by a later compaction no longer applies", () => {
 		// The edit lies before the compaction's kept range, so pi drops it with the rest.
-		const nodes = [
-			node("u1", null),
-			contextEdit("hide", "u1", "u1", true),
-			node("u2", "hide"),
-			compaction("c", "u2", "u2"),
-		];
+		const nodes = [node("u1", null), contextEdit("hide", "u1", "u1", true), node("u2", "hide"), compaction("c", "u2", "u2")];
 		const got = classify(nodes);
 		expect(got.u1).toBe("selected/summarized");
 		expect(got.u2).toBe("selected/direct");

@@ -47,9 +47,7 @@ function piView(source: string): PiView {
 	const projection = pi.buildSessionProjection(entries, leafId);
 	// The manager's own method must agree with the exported function.
 	const viaManager = sm.buildSessionProjection();
-	expect(viaManager.entries.map((e) => [e.sourceEntry.id, e.messages.length])).toEqual(
-		projection.entries.map((e) => [e.sourceEntry.id, e.messages.length]),
-	);
+	expect(viaManager.entries.map((e) => [e.sourceEntry.id, e.messages.length])).toEqual(projection.entries.map((e) => [e.sourceEntry.id, e.messages.length]));
 	return {
 		entryIds: entries.map((e) => e.id),
 		leafId,
@@ -279,7 +277,13 @@ function prng(seed: number): () => number {
 function randomSession(seed: number): string {
 	const rnd = prng(seed);
 	const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
-	const header = { type: "session", version: 3, id: `0000${seed.toString(16).padStart(4, "0")}-0000-4000-8000-000000000000`, timestamp: "2026-12-01T00:00:00.000Z", cwd: "/work/demo/random" };
+	const header = {
+		type: "session",
+		version: 3,
+		id: `0000${seed.toString(16).padStart(4, "0")}-0000-4000-8000-000000000000`,
+		timestamp: "2026-12-01T00:00:00.000Z",
+		cwd: "/work/demo/random",
+	};
 	const entries: Record<string, unknown>[] = [];
 	const count = 3 + Math.floor(rnd() * 22);
 	let t = Date.parse(header.timestamp);

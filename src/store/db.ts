@@ -128,10 +128,17 @@ interface OpenOptions {
  * Open (creating if needed) the index at `path` (":memory:" for tests). A database with another
  * schema version is dropped and recreated. Throws E_INDEX with a readable message on failure.
  */
+/**
+ * How long opening waits for another process that is creating the index or switching it to WAL:
+ * SQLite answers SQLITE_BUSY there without calling the busy handler (the four-process test saw
+ * "the index is locked by another process" about one run in 30).
+ */
+const OPEN_BUSY_WAIT_MS = 10_000;
+
 export function openIndex(path: string, options: OpenOptions = {}): Database {
 	if (options.readonly || path === ":memory:") return openWith(path, options);
 	try {
-		return openWith(path, options);
+		return openWaitingForBusy(path, options);
 	} catch (err) {
 		// An existing index this process cannot write (a read-only mount, another user's file) still
 		// answers: searches read it as it is, and a sync reports that it cannot update it.
@@ -141,6 +148,19 @@ export function openIndex(path: string, options: OpenOptions = {}): Database {
 			return openReadOnlySnapshot(path);
 		} catch {
 			throw err;
+		}
+	}
+}
+
+function openWaitingForBusy(path: string, options: OpenOptions): Database {
+	const deadline = performance.now() + OPEN_BUSY_WAIT_MS;
+	for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+		try {
+			return openWith(path, options);
+		} catch (err) {
+			const busy = err instanceof PiEventsError && failureOf(err.cause) === "busy";
+			if (!busy || performance.now() + pause > deadline) throw err;
+			Bun.sleepSync(pause);
 		}
 	}
 }

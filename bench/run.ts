@@ -470,9 +470,9 @@ for (const q of classes) {
 const someSessionId = (db.query("SELECT session_id FROM sessions ORDER BY session_key LIMIT 1").get() as { session_id: string }).session_id;
 db.close();
 
-// 7. tools/call round trips through serve --stdio.
-async function toolsCall(): Promise<number[]> {
-	const proc = Bun.spawn([bin, "serve", "--stdio", "--index", indexPath, "--sessions-dir", sessionsDir, "--root", "/"], {
+/** A `serve --stdio` process for the caller root `root`, and a reader of its output lines. */
+function startServer(root: string) {
+	const proc = Bun.spawn([bin, "serve", "--stdio", "--index", indexPath, "--sessions-dir", sessionsDir, "--root", root], {
 		env: { ...process.env, ...env },
 		stdin: "pipe",
 		stdout: "pipe",
@@ -493,6 +493,12 @@ async function toolsCall(): Promise<number[]> {
 			buffered += new TextDecoder().decode(value);
 		}
 	};
+	return { proc, next };
+}
+
+// 7. tools/call round trips through serve --stdio.
+async function toolsCall(): Promise<number[]> {
+	const { proc, next } = startServer("/");
 	const send = (msg: unknown) => {
 		proc.stdin.write(`${JSON.stringify(msg)}\n`);
 		proc.stdin.flush();
@@ -529,27 +535,7 @@ async function toolsCall(): Promise<number[]> {
 // both must do the same work (issue 15). Interleaved, side by side in one server.
 async function readPaths(calls: number): Promise<{ outOfScope: number[]; missing: number[] }> {
 	const elsewhere = mkdtempSync(join(tmpdir(), "pi-events-bench-root-"));
-	const proc = Bun.spawn([bin, "serve", "--stdio", "--index", indexPath, "--sessions-dir", sessionsDir, "--root", elsewhere], {
-		env: { ...process.env, ...env },
-		stdin: "pipe",
-		stdout: "pipe",
-		stderr: "ignore",
-	});
-	const reader = proc.stdout.getReader();
-	let buffered = "";
-	const next = async (): Promise<string> => {
-		for (;;) {
-			const nl = buffered.indexOf("\n");
-			if (nl >= 0) {
-				const line = buffered.slice(0, nl);
-				buffered = buffered.slice(nl + 1);
-				return line;
-			}
-			const { value, done } = await reader.read();
-			if (done) throw new Error("server closed");
-			buffered += new TextDecoder().decode(value);
-		}
-	};
+	const { proc, next } = startServer(elsewhere);
 	let id = 0;
 	const call = async (sessionId: string): Promise<number> => {
 		const t = performance.now();

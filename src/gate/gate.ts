@@ -21,7 +21,7 @@
  *
  *   // Filter-only search (no terms): the admitted sessions, their filtered fragments, hydration.
  *   const browse = gate.browse(filters, { includeDerived });   // null: nothing admitted
- *   browse.sessions() / browse.fragmentsOf(sessionKeys) / browse.hydrate(ranked)
+ *   browse.sessionCursor() / browse.fragmentsOf(sessionKeys) / browse.hydrate(ranked)
  *
  *   // Listing and naming sessions.
  *   gate.listableSessions() / gate.firstUserEvent(session)   // the calling session is not listed
@@ -51,6 +51,7 @@ import {
 	eventsWithFailedCalls,
 	hydrate,
 	matchedPerEvent,
+	OCCURRENCE_WALK_LIMIT,
 	type RankedRow,
 	type RankOptions,
 	rankFragments,
@@ -59,10 +60,24 @@ import {
 	type SqlFilters,
 	termOccurrences,
 } from "../store/search.ts";
-import { filteredFragmentsOfSessions, type SessionSummaryRow, sessionIdsWithPrefix, sessionsWhere } from "../store/listing.ts";
+import {
+	type BrowseSessionRow,
+	browseSessionsWhere,
+	type SessionCursor,
+	filteredFragmentsOfSessions,
+	type SessionSummaryRow,
+	sessionIdsWithPrefix,
+	sessionsWhere,
+} from "../store/listing.ts";
 import { cwdOfIndexedFile } from "../store/status.ts";
 
-export type { CandidateRow, EventRow, FragmentRow, RankedRow, RowidRange, SessionRow, SessionSummaryRow };
+export type { BrowseSessionRow, CandidateRow, EventRow, FragmentRow, RankedRow, RowidRange, SessionRow, SessionSummaryRow };
+
+/** The rule of no scope at all (for the one whole-index count: ScopedSearch.termOccurrences). */
+const UNSCOPED: SessionRule = { roots: null, excludeSessionIds: [] };
+
+/** One index token as an FTS5 string (any column). */
+const quoteToken = (token: string) => `"${token.replaceAll('"', '""')}"`;
 
 /** Shortest session id prefix accepted in place of a full id. */
 const MIN_ID_PREFIX = 8;
@@ -317,8 +332,9 @@ function hydrateAdmitted(db: Database, store: EventStore, rule: SessionRule, cut
  * A filter-only search inside the gate: the admitted sessions (the rule as SQL, each row checked
  * again), and the filtered fragments of those sessions only (the cutoff among the filters).
  */
-class ScopedBrowse {
-	private admitted: Set<number> | null = null;
+export class ScopedBrowse {
+	/** Sessions the cursor yielded: the only ones whose fragments are read. */
+	private readonly admitted = new Set<number>();
 
 	constructor(
 		private readonly db: Database,
@@ -326,20 +342,31 @@ class ScopedBrowse {
 		private readonly plan: { rule: SessionRule; cutoff: Cutoff | null; sql: SqlFilters },
 	) {}
 
-	/** The admitted sessions, most recently active first. */
-	sessions(): SessionSummaryRow[] {
+	/**
+	 * The admitted sessions, most recently active first, one at a time (the rule in SQL, each row
+	 * checked again). Close the cursor when done.
+	 */
+	sessionCursor(): SessionCursor {
 		const { rule } = this.plan;
-		const rows = sessionsWhere(this.db, sessionRuleSql(rule)).filter((s) => admits(rule, { cwdReal: s.cwd_real, sessionId: s.session_id }));
-		this.admitted = new Set(rows.map((s) => s.session_key));
-		return rows;
+		const cursor = browseSessionsWhere(this.db, sessionRuleSql(rule));
+		return {
+			next: () => {
+				for (let s = cursor.next(); s !== null; s = cursor.next()) {
+					if (!admits(rule, { cwdReal: s.cwd_real, sessionId: s.session_id })) continue;
+					this.admitted.add(s.session_key);
+					return s;
+				}
+				return null;
+			},
+			close: () => cursor.close(),
+		};
 	}
 
-	/** Every fragment of these admitted sessions that the filters allow (others are ignored). */
+	/** Every fragment of these sessions that the filters allow; only sessions the cursor yielded (admitted) are read. */
 	fragmentsOf(sessionKeys: readonly number[]): Required<RankedRow>[] {
-		const admitted = this.admitted ?? new Set(this.sessions().map((s) => s.session_key));
 		return filteredFragmentsOfSessions(
 			this.db,
-			sessionKeys.filter((k) => admitted.has(k)),
+			sessionKeys.filter((k) => this.admitted.has(k)),
 			this.plan.sql,
 		);
 	}
@@ -364,6 +391,16 @@ export class ScopedSearch {
 		private readonly plan: { userMatch: string; match: string; rule: SessionRule; cutoff: Cutoff | null; sql: SqlFilters },
 	) {}
 
+	/** Capped counts made in this search, by cap and expression: each token is counted once. */
+	private readonly counts = new Map<string, number>();
+
+	private cappedCount(match: string, cap: number): number {
+		const key = `${cap}\u0000${match}`;
+		let n = this.counts.get(key);
+		if (n === undefined) this.counts.set(key, (n = countMatches(this.db, match, cap)));
+		return n;
+	}
+
 	/** In-scope matching fragments, counting at most `cap` (only in `range`, when given). */
 	count(cap: number, range?: RowidRange): number {
 		return countMatches(this.db, this.plan.match, cap, range);
@@ -376,12 +413,13 @@ export class ScopedSearch {
 	}
 
 	/**
-	 * How many in-scope fragments match `expr` (an FTS expression of one query token), counting at
-	 * most `cap`: what a search's cost is judged by. The targeted current session is left out.
+	 * How many in-scope fragments hold `token` (one index token, in any column), counting at most
+	 * `cap`: what a search's cost is judged by (pi-events' own echoes included: a bound). The
+	 * targeted current session is left out. Counted once per search.
 	 */
-	tokenCount(expr: string, cap: number): number {
-		const match = scopedMatch(expr, this.ruleWithoutCurrent(), { excludeDerived: this.excludesDerived });
-		return match === null ? 0 : countMatches(this.db, match, cap);
+	tokenCount(token: string, cap: number): number {
+		const match = scopedMatch(quoteToken(token), this.ruleWithoutCurrent());
+		return match === null ? 0 : this.cappedCount(match, cap);
 	}
 
 	/**
@@ -437,13 +475,22 @@ export class ScopedSearch {
 		return match !== null && countMatches(this.db, match, 1, options.range) > 0;
 	}
 
-	/** How often each query token occurs in each column of these ranked (so in-scope) fragments. */
-	termOccurrences(ranked: readonly RankedRow[], tokens: readonly string[]): ReturnType<typeof termOccurrences> {
-		return termOccurrences(
+	/**
+	 * How often each query token occurs in each column of these ranked (so in-scope) fragments.
+	 * Tokens held by more than OCCURRENCE_WALK_LIMIT fragments in the whole index are returned as
+	 * `common` instead (counted as present once): walking their occurrences would cost O(history).
+	 * That one bit per token is the only thing here not decided in scope; an unscoped search shares
+	 * these counts with tokenCount (the same expression).
+	 */
+	termOccurrences(ranked: readonly RankedRow[], tokens: readonly string[]): { occurrences: ReturnType<typeof termOccurrences>; common: string[] } {
+		const common = tokens.filter((t) => this.cappedCount(scopedMatch(quoteToken(t), UNSCOPED)!, OCCURRENCE_WALK_LIMIT + 1) > OCCURRENCE_WALK_LIMIT);
+		const walked = tokens.filter((t) => !common.includes(t));
+		const occurrences = termOccurrences(
 			this.db,
 			ranked.map((r) => r.frag_key),
-			tokens,
+			walked,
 		);
+		return { occurrences, common };
 	}
 
 	/** Of these visible events, the ones holding a tool call whose result failed (a visible result). */

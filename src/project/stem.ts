@@ -157,11 +157,19 @@ const INITIAL_BITS = 10;
 const MAX_BITS = 20;
 
 /**
+ * Stems of single words asked for by searches (snippets, proximity), shared by every search of a
+ * process: `stem` is pure, and a long-lived server answers the same vocabulary again and again.
+ * Bounded: cleared when full.
+ */
+const searchStems = new Map<string, string>();
+const SEARCH_STEMS_MAX = 1 << 16;
+
+/**
  * Stems with a memory: a corpus repeats the same few thousand words millions of times. One
- * instance per indexing writer or per search (no state shared between them).
+ * instance per indexing writer or per search; `stemOf` answers from a memo shared by the process.
  */
 export class WordForms {
-	private readonly memo = new Map<string, string>();
+	private readonly memo = searchStems;
 	// formsText's own table: open addressing on a hash computed while scanning, so the common case
 	// (a word seen before) costs no substring and no string hashing.
 	// Allocated on first use: a search only needs stemOf.
@@ -173,7 +181,7 @@ export class WordForms {
 	stemOf(word: string): string {
 		let s = this.memo.get(word);
 		if (s === undefined) {
-			if (this.memo.size >= 1 << MAX_BITS) this.memo.clear();
+			if (this.memo.size >= SEARCH_STEMS_MAX) this.memo.clear();
 			s = stem(word);
 			this.memo.set(word, s);
 		}

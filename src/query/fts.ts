@@ -104,15 +104,6 @@ export function alternativeTokens(alternative: string): string[] {
 	return indexTokens(alternative.startsWith(COLUMNS) ? alternative.slice(COLUMNS.length) : alternative);
 }
 
-/**
- * Each index token of an alternative as an expression of its own, with the same column filter:
- * an alternative matches no more fragments than its rarest token does.
- */
-export function tokenExpressions(alternative: string): string[] {
-	const prefix = alternative.startsWith(COLUMNS) ? COLUMNS : "";
-	return alternativeTokens(alternative).map((t) => `${prefix}${quote(t)}`);
-}
-
 function alternativesOf(text: string): string[] {
 	const alts = new Set<string>([literal(text)]);
 	const camel = splitCamel(text);

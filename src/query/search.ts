@@ -7,13 +7,22 @@
  */
 import type { Database } from "bun:sqlite";
 import type { Scope } from "../auth/scope.ts";
-import { type CandidateRow, Gate, type RankedRow, type RowidRange, type ScopedSearch, type SearchFilters, type SessionSummaryRow } from "../gate/gate.ts";
+import {
+	type CandidateRow,
+	Gate,
+	type RankedRow,
+	type RowidRange,
+	type ScopedSearch,
+	type SearchFilters,
+	type BrowseSessionRow,
+	type ScopedBrowse,
+} from "../gate/gate.ts";
 import { PiEventsError } from "../errors.ts";
 import type { BranchState, ContextRole, SelectionState, SemanticKind } from "../model.ts";
 import { type Highlight, makeSnippet } from "./snippet.ts";
 import { isoTime } from "../project/projector.ts";
 import { ERROR_BOOST } from "../project/weights.ts";
-import { alternativeTokens, type ParsedQuery, parseQuery, tokenExpressions } from "./fts.ts";
+import { alternativeTokens, type ParsedQuery, parseQuery } from "./fts.ts";
 import { scoreFragments, shareOfBest } from "./answer-score.ts";
 import { fragmentTexts } from "./source-text.ts";
 import { evidenceFactor, proseShare, proximityFactor, type SignalTerm, snippetTokens, textSignals } from "./relevance.ts";
@@ -264,17 +273,13 @@ function onlyCommonTerms(scoped: ScopedSearch, parsed: ParsedQuery, common: numb
 	// One word (in each alternative) is one posting list: the capped count stops early whatever it holds.
 	const severalWords = parsed.terms.length > 1 || parsed.terms.some((t) => t.alternatives.some((a) => alternativeTokens(a).length > 1));
 	if (!severalWords) return false;
-	const counts = new Map<string, number>();
-	const count = (expr: string) => {
-		let n = counts.get(expr);
-		if (n === undefined) counts.set(expr, (n = scoped.tokenCount(expr, common + 1)));
-		return n;
-	};
+	// The gate counts each token once per search (termOccurrences reuses the counts).
+	const count = (token: string) => scoped.tokenCount(token, common + 1);
 	return parsed.terms.every((term) => {
 		// A term matches no more fragments than the sum, over its alternatives, of each one's rarest word.
 		let bound = 0;
 		for (const alternative of term.alternatives) {
-			const words = tokenExpressions(alternative);
+			const words = alternativeTokens(alternative);
 			if (words.length === 0) continue;
 			bound += Math.min(...words.map(count));
 			if (bound > common) return true;
@@ -591,16 +596,65 @@ function filterOnlySearch(gate: Gate, request: SearchRequest, limit: number, sta
 	const { filters } = request;
 	const browse = gate.browse(filters, { includeDerived: request.includeDerived });
 	const newest = request.sort !== "oldest";
-	const grouped = request.groupBy === "session";
-	const startMs = (s: SessionSummaryRow) => (s.created ? Date.parse(s.created) : Number.NaN);
+	const startMs = (s: BrowseSessionRow) => (s.created ? Date.parse(s.created) : Number.NaN);
 	// Sessions that cannot hold an event in the time range are skipped unread (events lie between a
 	// session's start and its last entry).
-	const sessions = (browse?.sessions() ?? []).filter(
-		(s) =>
-			(filters.sinceMs === undefined || s.last_ts_ms === null || s.last_ts_ms >= filters.sinceMs) &&
-			(filters.untilMs === undefined || Number.isNaN(startMs(s)) || startMs(s) < filters.untilMs),
-	);
-	if (!newest) sessions.sort((a, b) => (Number.isNaN(startMs(a)) ? 1 : Number.isNaN(startMs(b)) ? -1 : startMs(a) - startMs(b)));
+	const inTimeRange = (s: BrowseSessionRow) =>
+		(filters.sinceMs === undefined || s.last_ts_ms === null || s.last_ts_ms >= filters.sinceMs) &&
+		(filters.untilMs === undefined || Number.isNaN(startMs(s)) || startMs(s) < filters.untilMs);
+	// Newest first, sessions are read from the index in that order as the search goes (it usually
+	// stops after a few); oldest first, by start time, they are all read and sorted.
+	const cursor = browse?.sessionCursor();
+	try {
+		const sessions = new SessionQueue(() => {
+			for (let s = cursor?.next() ?? null; s !== null; s = cursor!.next()) if (inTimeRange(s)) return s;
+			return null;
+		});
+		if (!newest) sessions.sortAll((a, b) => (Number.isNaN(startMs(a)) ? 1 : Number.isNaN(startMs(b)) ? -1 : startMs(a) - startMs(b)));
+		return filterOnlyScan(browse, sessions, request, limit, started);
+	} finally {
+		cursor?.close();
+	}
+}
+
+/** Sessions in visiting order, pulled from a source as needed. */
+class SessionQueue {
+	private readonly buffer: BrowseSessionRow[] = [];
+	private exhausted = false;
+
+	constructor(private readonly pull: () => BrowseSessionRow | null) {}
+
+	/** The next session, without taking it; null when none is left. */
+	peek(): BrowseSessionRow | null {
+		this.fill(1);
+		return this.buffer[0] ?? null;
+	}
+
+	/** Up to `n` next sessions, taken. */
+	take(n: number): BrowseSessionRow[] {
+		this.fill(n);
+		return this.buffer.splice(0, n);
+	}
+
+	/** Read every remaining session and put them in this order. */
+	sortAll(compare: (a: BrowseSessionRow, b: BrowseSessionRow) => number): void {
+		this.fill(Number.POSITIVE_INFINITY);
+		this.buffer.sort(compare);
+	}
+
+	private fill(n: number): void {
+		while (!this.exhausted && this.buffer.length < n) {
+			const s = this.pull();
+			if (s === null) this.exhausted = true;
+			else this.buffer.push(s);
+		}
+	}
+}
+
+function filterOnlyScan(browse: ScopedBrowse | null, sessions: SessionQueue, request: SearchRequest, limit: number, started: number): SearchResult {
+	const newest = request.sort !== "oldest";
+	const grouped = request.groupBy === "session";
+	const startMs = (s: BrowseSessionRow) => (s.created ? Date.parse(s.created) : Number.NaN);
 	const order = newest ? byTime(-1) : byTime(1);
 
 	const rows: RankedRow[] = [];
@@ -617,11 +671,10 @@ function filterOnlySearch(gate: Gate, request: SearchRequest, limit: number, sta
 	// Sessions are read in batches that double (1, 2, 4, … up to 64): few statements when the
 	// filters are selective, little reading past the answer when they are not.
 	let batch = 1;
-	while (visited < sessions.length) {
+	for (let next = sessions.peek(); next !== null; next = sessions.peek()) {
 		// Enough units to fill the limit and know that more exist, and no unvisited session can hold
 		// one that comes before the limit-th: stop.
 		if (units > limit) {
-			const next = sessions[visited]!;
 			const kth = top[limit - 1]!;
 			const bound = newest ? (next.last_ts_ms ?? -Infinity) : Number.isNaN(startMs(next)) ? Infinity : startMs(next);
 			if (newest ? bound < kth : bound > kth) break;
@@ -630,7 +683,7 @@ function filterOnlySearch(gate: Gate, request: SearchRequest, limit: number, sta
 			mode = "recent";
 			break;
 		}
-		const group = sessions.slice(visited, visited + batch);
+		const group = sessions.take(batch);
 		visited += group.length;
 		batch = Math.min(batch * 2, 64);
 		examined += group.reduce((n, s) => n + s.fragment_count, 0);
@@ -654,7 +707,7 @@ function filterOnlySearch(gate: Gate, request: SearchRequest, limit: number, sta
 				.slice(0, limit);
 		}
 	}
-	const complete = visited === sessions.length;
+	const complete = sessions.peek() === null;
 	const events = [...bestOfEvent.values()].sort(order);
 	const candidates = grouped ? [...bestOfSession.values()].sort(order) : events;
 	const perSession = new Map<number, number>();

@@ -10,7 +10,7 @@ import { GAP_TOKEN } from "../project/text.ts";
 import { ddlFor, type FullTextVariant, fullTextVariantFor } from "./sqlite-compat.ts";
 
 /** Bump on any change to the DDL below or to what the projector stores. */
-export const SCHEMA_VERSION = 14;
+export const SCHEMA_VERSION = 15;
 
 export const SCHEMA_DDL = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -46,6 +46,8 @@ CREATE TABLE sessions (
   leaf_entry TEXT
 );
 CREATE INDEX sessions_by_id ON sessions(session_id);
+-- Most recently active first, without a sort (filter-only search reads sessions in this order and stops early).
+CREATE INDEX sessions_by_activity ON sessions(last_ts_ms DESC, session_id);
 CREATE INDEX sessions_by_parent ON sessions(parent_real);
 CREATE INDEX files_by_real_path ON files(real_path);
 -- Recently written sessions are found by their last seen mtime (sync/check.ts).
@@ -101,10 +103,13 @@ CREATE TABLE fragments (
   full_length INTEGER NOT NULL,
   bounded INTEGER NOT NULL,
   -- 1: an echo of pi-events itself (project/echoes.ts), excluded from search unless asked for.
-  derived INTEGER NOT NULL DEFAULT 0
+  derived INTEGER NOT NULL DEFAULT 0,
+  -- The event's time (events.ts_ms), copied so that ranking and time filters read no event row.
+  ts_ms INTEGER
 );
 CREATE INDEX fragments_by_event ON fragments(event_key);
-CREATE INDEX fragments_by_session ON fragments(session_key);
+-- With the kind: a filter-only search by kind reads only those fragments of each session.
+CREATE INDEX fragments_by_session ON fragments(session_key, kind);
 -- path: absolute (resolved against the session cwd) for filtering; recorded: as the entry wrote it.
 CREATE TABLE event_files (event_key INTEGER NOT NULL, path TEXT NOT NULL, recorded TEXT NOT NULL, op TEXT NOT NULL);
 CREATE INDEX event_files_by_path ON event_files(path);

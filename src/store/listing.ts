@@ -28,6 +28,37 @@ export interface SessionSummaryRow {
 	path: string;
 }
 
+/** What a filter-only search reads of a session to decide whether, and in which order, to visit it. */
+export type BrowseSessionRow = Pick<SessionSummaryRow, "session_key" | "session_id" | "cwd_real" | "created" | "last_ts_ms" | "fragment_count">;
+
+/** Sessions read one at a time; `close` ends the read (call it, also when stopping early). */
+export interface SessionCursor {
+	next(): BrowseSessionRow | null;
+	close(): void;
+}
+
+/**
+ * The sessions the condition admits, most recently active first (a session without a time last),
+ * read one at a time through the sessions_by_activity index (no sort, no full read: a filter-only
+ * search usually stops after a few), with only what that search needs.
+ */
+export function browseSessionsWhere(db: Database, where: SessionCondition): SessionCursor {
+	// Its own statement, finalized on close: a cached one left mid-read would hold a read transaction open.
+	const statement = db.prepare(
+		`SELECT s.session_key, s.session_id, s.cwd_real, s.created, s.last_ts_ms, s.fragment_count FROM sessions s
+		 WHERE ${where.sql}
+		 ORDER BY s.last_ts_ms DESC, s.session_id, s.session_key`,
+	);
+	const rows = statement.iterate(...where.params) as IterableIterator<BrowseSessionRow>;
+	return {
+		next: () => {
+			const r = rows.next();
+			return r.done ? null : r.value;
+		},
+		close: () => statement.finalize(),
+	};
+}
+
 /** Every session the condition admits (a few thousand at most), most recently active first. */
 export function sessionsWhere(db: Database, where: SessionCondition): SessionSummaryRow[] {
 	return db
@@ -59,11 +90,11 @@ export function sessionIdsWithPrefix(db: Database, prefix: string, where: Sessio
  */
 export function filteredFragmentsOfSessions(db: Database, sessionKeys: readonly number[], filters: SqlFilters): Required<RankedRow>[] {
 	if (sessionKeys.length === 0) return [];
-	const { where, params } = filterSql(filters);
+	const { where, params, needsEvents } = filterSql(filters);
 	return db
 		.query(
-			`SELECT f.frag_key, -f.weight AS score, f.event_key, f.session_key, e.ts_ms
-			 FROM fragments f JOIN events e ON e.event_key = f.event_key
+			`SELECT f.frag_key, -f.weight AS score, f.event_key, f.session_key, f.ts_ms
+			 FROM fragments f${needsEvents ? " JOIN events e ON e.event_key = f.event_key" : ""}
 			 WHERE f.session_key IN (${sessionKeys.map(() => "?").join(", ")}) AND ${where}`,
 		)
 		.all(...sessionKeys, ...params) as Required<RankedRow>[];

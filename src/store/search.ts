@@ -108,16 +108,15 @@ export function filterSql(f: SqlFilters, sessionLevel = false): { where: string;
 	if (eventTypes?.length) ev(() => inList("e.event_type", eventTypes));
 	if (roles?.length) ev(() => inList("e.role", roles));
 	if (tools?.length) ev(() => inList("e.tool_name", tools));
-	if (sinceMs !== undefined)
-		ev(() => {
-			rest.sql.push("e.ts_ms >= ?");
-			rest.params.push(sinceMs);
-		});
-	if (untilMs !== undefined)
-		ev(() => {
-			rest.sql.push("e.ts_ms < ?");
-			rest.params.push(untilMs);
-		});
+	// The event's time is on the fragment too: a time filter reads no event row.
+	if (sinceMs !== undefined) {
+		rest.sql.push("f.ts_ms >= ?");
+		rest.params.push(sinceMs);
+	}
+	if (untilMs !== undefined) {
+		rest.sql.push("f.ts_ms < ?");
+		rest.params.push(untilMs);
+	}
 	if (isError !== undefined) ev(() => rest.sql.push(isError ? "e.is_error = 1" : "(e.is_error = 0 OR e.is_error IS NULL)"));
 	if (branchStates?.length) ev(() => inList("e.branch_state", branchStates));
 	if (selectionStates?.length) ev(() => inList("e.selection_state", selectionStates));
@@ -190,10 +189,10 @@ export function rankFragments(db: Database, match: string, filters: SqlFilters, 
 	const { where, params, needsEvents } = filterSql(filters, sessionLevel);
 	const range = rangeSql(options.range, "fts.rowid");
 	const sql = `
-		SELECT fts.rowid AS frag_key, -f.weight AS score, f.weight, f.full_length AS length, f.event_key, f.session_key, f.kind${withTime ? ", e.ts_ms" : ""}
+		SELECT fts.rowid AS frag_key, -f.weight AS score, f.weight, f.full_length AS length, f.event_key, f.session_key, f.kind${withTime ? ", f.ts_ms" : ""}
 		FROM fts
 		JOIN fragments f ON f.frag_key = fts.rowid
-		${needsEvents || withTime ? "JOIN events e ON e.event_key = f.event_key" : ""}
+		${needsEvents ? "JOIN events e ON e.event_key = f.event_key" : ""}
 		WHERE fts MATCH ?${range.sql} AND ${where}
 		ORDER BY fts.rowid ${order === "oldest" ? "ASC" : "DESC"}
 		LIMIT ?`;
@@ -275,35 +274,27 @@ export function eventsWithFailedCalls(db: Database, eventKeys: readonly number[]
 /**
  * Above this many fragments holding a token (anywhere in the index), its occurrences are not
  * walked: FTS5's `instance` vocabulary has no document filter, so counting a token in a few
- * candidates reads every position of it in the whole index (about 0.14 µs each: a word like
+ * candidates reads every position of it in the whole index (0.14–1.5 µs each: a word like
  * `the` or `error` costs hundreds of milliseconds at 1 GB, seconds at 5 GB).
  */
-export const OCCURRENCE_WALK_LIMIT = 10_000;
+export const OCCURRENCE_WALK_LIMIT = 5_000;
 
 /**
  * How often each of these index tokens occurs in each column of these fragments (FTS5's
- * `instance` vocabulary: positions, readable from a contentless table too), for tokens held by at
- * most OCCURRENCE_WALK_LIMIT fragments; the others are returned as `common` (the caller counts
- * them as present once). Deciding which tokens are common costs a capped count per token.
+ * `instance` vocabulary: positions, readable from a contentless table too). The caller passes
+ * only tokens held by at most OCCURRENCE_WALK_LIMIT fragments (the gate decides, from counts it
+ * shares with the rest of the search).
  */
-export function termOccurrences(
-	db: Database,
-	fragKeys: readonly number[],
-	tokens: readonly string[],
-): { occurrences: { doc: number; col: string; term: string; n: number }[]; common: string[] } {
-	if (fragKeys.length === 0 || tokens.length === 0) return { occurrences: [], common: [] };
-	const common = tokens.filter((t) => countMatches(db, `"${t.replaceAll('"', '""')}"`, OCCURRENCE_WALK_LIMIT + 1) > OCCURRENCE_WALK_LIMIT);
-	const walked = tokens.filter((t) => !common.includes(t));
-	if (walked.length === 0) return { occurrences: [], common };
+export function termOccurrences(db: Database, fragKeys: readonly number[], tokens: readonly string[]): { doc: number; col: string; term: string; n: number }[] {
+	if (fragKeys.length === 0 || tokens.length === 0) return [];
 	db.run("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_instance USING fts5vocab(main, 'fts', 'instance')");
-	const occurrences = db
+	return db
 		.query(
 			`SELECT doc, col, term, count(*) AS n FROM temp.fts_instance
 			 WHERE term IN (SELECT value FROM json_each(?1)) AND doc IN (SELECT value FROM json_each(?2))
 			 GROUP BY doc, col, term`,
 		)
-		.all(JSON.stringify(walked), JSON.stringify(fragKeys)) as { doc: number; col: string; term: string; n: number }[];
-	return { occurrences, common };
+		.all(JSON.stringify(tokens), JSON.stringify(fragKeys)) as { doc: number; col: string; term: string; n: number }[];
 }
 
 /**

@@ -109,7 +109,7 @@ export class IndexWriter {
 			 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)`,
 		);
 		this.insertFragment = db.prepare(
-			"INSERT INTO fragments (frag_key, event_key, session_key, fragment_id, kind, weight, full_length, bounded, derived) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+			"INSERT INTO fragments (frag_key, event_key, session_key, fragment_id, kind, weight, full_length, bounded, derived, ts_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
 		);
 		this.insertFts = db.prepare("INSERT INTO fts (rowid, body, aux, scope, forms) VALUES (?1, ?2, ?3, ?4, ?5)");
 		this.insertFile = db.prepare("INSERT INTO event_files (event_key, path, recorded, op) VALUES (?1, ?2, ?3, ?4)");
@@ -174,6 +174,7 @@ export class IndexWriter {
 					f.fullLength,
 					f.bounded ? 1 : 0,
 					derived ? 1 : 0,
+					e.timestampMs,
 				);
 				// A cold index computes the columns off this thread (sync/prepare.ts); otherwise here.
 				const columns = f.columns ?? fullTextColumns(this.forms, e, f);

@@ -10,7 +10,8 @@ import { toSearchFilters } from "../../src/query/filters.ts";
 import { PiEventsError } from "../../src/errors.ts";
 import { SNIPPET_CHARS } from "../../src/query/snippet.ts";
 import { DEFAULT_LIMIT, FULL_RANK_LIMIT, MAX_LIMIT, type SearchFilters, search } from "../../src/query/search.ts";
-import { OCCURRENCE_WALK_LIMIT, termOccurrences } from "../../src/store/search.ts";
+import { Gate } from "../../src/gate/gate.ts";
+import { OCCURRENCE_WALK_LIMIT } from "../../src/store/search.ts";
 import { cleanupTempDirs, makeTempDir, PI_FIXTURES, piFixture } from "../helpers/temp.ts";
 import {
 	assistantEntry,
@@ -544,7 +545,9 @@ describe("the bounded common-term path", () => {
 		const uniq = big.db.query("SELECT rowid FROM fts WHERE fts MATCH 'uniqs7e3'").all() as { rowid: number }[];
 		expect(uniq.length).toBeGreaterThan(0);
 		const keys = uniq.map((r) => r.rowid);
-		const { occurrences, common } = termOccurrences(big.db, keys, ["commonword", "uniqs7e3"]);
+		const scoped = new Gate(big.db, { roots: null, current: null }).search('"uniqs7e3"', {})!;
+		const ranked = keys.map((frag_key) => ({ frag_key, score: 0, weight: 1, length: 1, event_key: 0, session_key: 0 }));
+		const { occurrences, common } = scoped.termOccurrences(ranked, ["commonword", "uniqs7e3"]);
 		expect(common).toEqual(["commonword"]);
 		expect(occurrences.length).toBeGreaterThan(0);
 		expect(new Set(occurrences.map((o) => o.term))).toEqual(new Set(["uniqs7e3"]));

@@ -288,13 +288,23 @@ export const OCCURRENCE_WALK_LIMIT = 5_000;
 export function termOccurrences(db: Database, fragKeys: readonly number[], tokens: readonly string[]): { doc: number; col: string; term: string; n: number }[] {
 	if (fragKeys.length === 0 || tokens.length === 0) return [];
 	db.run("CREATE VIRTUAL TABLE IF NOT EXISTS temp.fts_instance USING fts5vocab(main, 'fts', 'instance')");
-	return db
-		.query(
-			`SELECT doc, col, term, count(*) AS n FROM temp.fts_instance
-			 WHERE term IN (SELECT value FROM json_each(?1)) AND doc IN (SELECT value FROM json_each(?2))
-			 GROUP BY doc, col, term`,
-		)
-		.all(JSON.stringify(tokens), JSON.stringify(fragKeys)) as { doc: number; col: string; term: string; n: number }[];
+	// One token at a time (an equality the vocabulary table seeks to), counted here: filtering and
+	// grouping in SQL cost three times the walk itself (2.5 against 0.7 ms for 973 candidates).
+	const wanted = new Set(fragKeys);
+	const statement = db.query("SELECT doc, col FROM temp.fts_instance WHERE term = ?");
+	const out: { doc: number; col: string; term: string; n: number }[] = [];
+	for (const term of tokens) {
+		const counts = new Map<string, { doc: number; col: string; term: string; n: number }>();
+		for (const [doc, col] of statement.values(term) as [number, string][]) {
+			if (!wanted.has(doc)) continue;
+			const key = `${doc}\u0000${col}`;
+			const seen = counts.get(key);
+			if (seen) seen.n++;
+			else counts.set(key, { doc, col, term, n: 1 });
+		}
+		out.push(...counts.values());
+	}
+	return out;
 }
 
 /**

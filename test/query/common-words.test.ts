@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { type SearchBounds, search } from "../../src/query/search.ts";
+import { RECENT_MATCHES, type SearchBounds, search } from "../../src/query/search.ts";
 import type { Scope } from "../../src/auth/scope.ts";
 import { cleanupTempDirs, makeTempDir } from "../helpers/temp.ts";
 import { buildIndex, ids, type TestIndex, UNSCOPED, userEntry, writeSession } from "./helpers.ts";
@@ -150,12 +150,12 @@ describe("a query of common words only", () => {
 		expect(all.hits.some((h) => h.sessionId.startsWith("0000bbbb"))).toBe(true);
 	});
 
-	test("more than 1,000 matches in the window: the newest 1,000 are ranked, as for any very common query", () => {
+	test("more than RECENT_MATCHES matches in the window: the newest are ranked, as for any very common query", () => {
 		// B's sessions hold the phrase in every fragment: a window of 2,400 fragments holds about 1,200 of them.
 		const r = find(both.db, '"gamma alpha beta"', { bounds: { ...BOUNDS, windowFragments: 2_400 } });
 		expect(r.coverage.mode).toBe("recent");
 		expect(r.coverage.rankedShare).toBeNull();
-		expect(r.coverage.estimatedMatches).toBeLessThanOrEqual(1_000);
+		expect(r.coverage.estimatedMatches).toBeLessThanOrEqual(RECENT_MATCHES);
 		expect(r.hits).toHaveLength(20);
 		// The newest session is B's last; its matches are among the hits.
 		expect(r.hits.some((h) => h.sessionId === sid("bbbb", SESSIONS - 1))).toBe(true);

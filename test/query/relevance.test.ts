@@ -6,6 +6,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { cleanupTempDirs, makeTempDir } from "../helpers/temp.ts";
+import { snippetTokens } from "../../src/query/relevance.ts";
+import { stem, WordForms } from "../../src/project/stem.ts";
 import { assistantEntry, buildIndex, ids, oneMessageSession, run, type TestIndex, toolResultEntry, userEntry, writeSession } from "./helpers.ts";
 
 const A = "/work/rel-test/app";
@@ -78,6 +80,27 @@ describe("word forms", () => {
 		const hit = run(idx.db, "crash migrate", {}, { scope: inA }).hits.find((h) => h.sessionId === sid(1))!;
 		const marked = hit.highlights.map(([s, e]) => hit.snippet.slice(s, e));
 		expect(marked).toEqual(["crashed", "migration"]);
+	});
+});
+
+describe("forms marked in snippets", () => {
+	const term = (w: string) => ({ text: w, phrase: false, tokens: [w], stem: stem(w) });
+	const marks = (text: string, words: string[]) => snippetTokens(text, words.map(term), new WordForms()).map((t) => [...t].sort());
+
+	test("other forms are found as the index splits words: camelCase humps, capital runs, punctuation", () => {
+		expect(marks("parseErrors and HTTPErrors; error-prone: ERRORS", ["error"])).toEqual([["error", "errors"]]);
+		// Inside a word (no hump) is not a word of its own.
+		expect(marks("terrors of the night, preerrored", ["error"])).toEqual([["error"]]);
+		expect(marks("Crashed twice, crashes daily; recrash", ["crash"])).toEqual([["crash", "crashed", "crashes"]]);
+	});
+
+	test("stems that rewrite the word's ending: try → trying/tried, sensible → sensibility", () => {
+		expect(marks("We tried, we are trying, nobody tries", ["try"])).toEqual([["tried", "tries", "try", "trying"]]);
+		expect(marks("the sensibility of it", ["sensible"])).toEqual([["sensibility", "sensible"]]);
+	});
+
+	test("a text with non-ASCII characters is folded as the index folds it", () => {
+		expect(marks("Les erreurs: Érrors, ÉRRORS", ["error"])).toEqual([["error", "errors"]]);
 	});
 });
 

@@ -50,6 +50,7 @@ import {
 	countMatches,
 	eventsWithFailedCalls,
 	hydrate,
+	indexVersion,
 	matchedPerEvent,
 	OCCURRENCE_WALK_LIMIT,
 	type RankedRow,
@@ -72,6 +73,22 @@ import {
 import { cwdOfIndexedFile } from "../store/status.ts";
 
 export type { BrowseSessionRow, CandidateRow, EventRow, FragmentRow, RankedRow, RowidRange, SessionRow, SessionSummaryRow };
+
+/**
+ * Capped token counts by index, kept while the index is unchanged: the same words (`the`,
+ * `error`) recur across searches, and a long-lived server answers many. A count is keyed by its
+ * whole expression (the scope's tokens included), so no scope ever reads another's counts.
+ */
+const tokenCounts = new WeakMap<Database, { version: string; counts: Map<string, number> }>();
+const MAX_CACHED_COUNTS = 10_000;
+
+/** The cached counts of this index, emptied when it changed since they were made. */
+function tokenCountsOf(db: Database): Map<string, number> {
+	const version = indexVersion(db);
+	let cached = tokenCounts.get(db);
+	if (cached?.version !== version) tokenCounts.set(db, (cached = { version, counts: new Map() }));
+	return cached.counts;
+}
 
 /** The rule of no scope at all (for the one whole-index count: ScopedSearch.termOccurrences). */
 const UNSCOPED: SessionRule = { roots: null, excludeSessionIds: [] };
@@ -392,12 +409,16 @@ export class ScopedSearch {
 	) {}
 
 	/** Capped counts made in this search, by cap and expression: each token is counted once. */
-	private readonly counts = new Map<string, number>();
+	private counts: Map<string, number> | null = null;
 
 	private cappedCount(match: string, cap: number): number {
+		this.counts ??= tokenCountsOf(this.db);
 		const key = `${cap}\u0000${match}`;
 		let n = this.counts.get(key);
-		if (n === undefined) this.counts.set(key, (n = countMatches(this.db, match, cap)));
+		if (n === undefined) {
+			if (this.counts.size >= MAX_CACHED_COUNTS) this.counts.clear();
+			this.counts.set(key, (n = countMatches(this.db, match, cap)));
+		}
 		return n;
 	}
 

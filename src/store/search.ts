@@ -308,6 +308,15 @@ export function termOccurrences(db: Database, fragKeys: readonly number[], token
 }
 
 /**
+ * A value that changes whenever the index may have changed: a commit by another connection
+ * (`PRAGMA data_version`) or any change by this one (`total_changes()`).
+ */
+export function indexVersion(db: Database): string {
+	const row = db.query("SELECT (SELECT data_version FROM pragma_data_version) AS v, total_changes() AS c").get() as { v: number; c: number };
+	return `${row.v}:${row.c}`;
+}
+
+/**
  * Number of fragments matching the expression, counting at most `cap` (cheap: no ranking, no
  * joins), optionally only in a rowid range (FTS5 seeks each token's postings to the range).
  */

@@ -150,6 +150,27 @@ describe("a query of common words only", () => {
 		expect(all.hits.some((h) => h.sessionId.startsWith("0000bbbb"))).toBe(true);
 	});
 
+	test("the window grows while it holds few matches: a rare phrase of common words is found in the oldest session", () => {
+		// 30 fragments a session: the first window holds the two newest of A's sessions, then doubles.
+		const bounds = { commonTermFragments: 200, windowFragments: 1_200, firstWindowFragments: 60 };
+		const r = find(onlyA.db, '"gamma alpha beta"', { bounds });
+		expect(r.coverage.mode).toBe("recent");
+		expect(ids(r).sort()).toEqual([`${sid("aaaa", 0)}/a0x7`, `${sid("aaaa", SESSIONS - 1)}/a${SESSIONS - 1}x7`]);
+		// Without growing (the first window is the whole bound), only the newest is found.
+		const fixed = find(onlyA.db, '"gamma alpha beta"', { bounds: { ...bounds, windowFragments: 60 } });
+		expect(ids(fixed)).toEqual([`${sid("aaaa", SESSIONS - 1)}/a${SESSIONS - 1}x7`]);
+	});
+
+	test("the window stops growing once it holds twice the limit's matches: a frequent phrase reads only the newest sessions", () => {
+		const r = find(onlyA.db, '"alpha beta gamma"', { bounds: { commonTermFragments: 200, windowFragments: 1_200, firstWindowFragments: 60 } });
+		expect(r.coverage.mode).toBe("recent");
+		expect(r.hits).toHaveLength(20);
+		// The first window (the two newest sessions) held enough: no hit from an older session.
+		const newest = new Set([sid("aaaa", SESSIONS - 1), sid("aaaa", SESSIONS - 2)]);
+		expect(r.hits.every((h) => newest.has(h.sessionId))).toBe(true);
+		expect(r.coverage.estimatedMatches).toBeLessThanOrEqual(2 * PER_SESSION);
+	});
+
 	test("more than RECENT_MATCHES matches in the window: the newest are ranked, as for any very common query", () => {
 		// B's sessions hold the phrase in every fragment: a window of 2,400 fragments holds about 1,200 of them.
 		const r = find(both.db, '"gamma alpha beta"', { bounds: { ...BOUNDS, windowFragments: 2_400 } });

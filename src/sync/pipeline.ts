@@ -5,7 +5,7 @@
  * MAX_IN_FLIGHT bytes of source ahead (plus one 4 MB read chunk), which bounds the queue's memory.
  * If the worker cannot start or stops making progress, the files are indexed on this thread.
  */
-import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
+import type { MessagePort, Worker } from "node:worker_threads";
 import type { PreparedPart } from "./prepare.ts";
 import { SLOT_COUNT, SLOT_IN_FLIGHT, SLOT_POSTED, SLOT_STOP } from "./pipeline-slots.ts";
 
@@ -22,6 +22,14 @@ declare const PI_EVENTS_BUILD_TARGET: string | undefined;
  */
 const WORKER_SCRIPT = typeof PI_EVENTS_BUILD_TARGET === "string" ? "./sync/prepare-worker.ts" : new URL("./prepare-worker.ts", import.meta.url);
 
+/**
+ * node:worker_threads, loaded when a pipeline starts: loading it costs about 7 ms, more than a
+ * whole search, and most processes never start a worker.
+ */
+function workerThreads(): typeof import("node:worker_threads") {
+	return require("node:worker_threads") as typeof import("node:worker_threads");
+}
+
 export class PreparePipeline {
 	private readonly worker: Worker;
 	private readonly port: MessagePort;
@@ -35,6 +43,7 @@ export class PreparePipeline {
 		paths: string[],
 		private readonly debug?: (line: string) => void,
 	) {
+		const { MessageChannel, Worker } = workerThreads();
 		const channel = new MessageChannel();
 		this.port = channel.port1;
 		this.slots = new Int32Array(new SharedArrayBuffer(SLOT_COUNT * 4));
@@ -84,7 +93,7 @@ export class PreparePipeline {
 		if (this.dead) return null;
 		const since = performance.now();
 		for (;;) {
-			const received = receiveMessageOnPort(this.port);
+			const received = workerThreads().receiveMessageOnPort(this.port);
 			if (received) {
 				const part = received.message as PreparedPart;
 				if (!this.announced) {

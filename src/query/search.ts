@@ -454,10 +454,10 @@ const RERANK_CANDIDATES = 30;
  * µs for a line of a few KB). Lines longer than this, and reads past the budget, go without (they
  * keep the other signals), so one search never parses megabytes of tool output.
  */
-const PROXIMITY_LINE_BYTES = 16 * 1024;
+const PROXIMITY_LINE_BYTES = 8 * 1024;
 /** Proximity is computed for this many of the candidates, the best after the cheap signals. */
 const PROXIMITY_CANDIDATES = 12;
-const PROXIMITY_BUDGET_BYTES = 64 * 1024;
+const PROXIMITY_BUDGET_BYTES = 32 * 1024;
 
 /**
  * Multiply the top candidates' scores by their signals and re-sort, in place. Returns the texts

@@ -129,6 +129,14 @@ interface OpenOptions {
 	readonly?: boolean;
 }
 
+/** How much of the index a connection answering queries maps (faster first queries: ecosystem.md, read-side PRAGMAs). */
+const READ_MAP_BYTES = 256 * 1024 * 1024;
+
+/** Map the index for reading: for a connection that synced and now answers queries. */
+export function mapForReading(db: Database): void {
+	db.run(`PRAGMA mmap_size = ${READ_MAP_BYTES}`);
+}
+
 /**
  * Open (creating if needed) the index at `path` (":memory:" for tests). A database with another
  * schema version is dropped and recreated. Throws E_INDEX with a readable message on failure.
@@ -213,7 +221,9 @@ function openWith(path: string, options: OpenOptions & { uri?: boolean }, shownP
 		}
 		db.run("PRAGMA temp_store = MEMORY");
 		db.run("PRAGMA cache_size = -65536");
-		db.run(`PRAGMA mmap_size = ${options.readonly ? 268435456 : 0}`);
+		// Mapped pages count as resident memory: a connection that may write a cold index starts
+		// unmapped, and maps once it only answers queries (mapForReading).
+		db.run(`PRAGMA mmap_size = ${options.readonly ? READ_MAP_BYTES : 0}`);
 		const variant = fullTextVariantFor(checkedSqliteVersion(db));
 		const version = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
 		const built = version === SCHEMA_VERSION ? builtVariant(db) : null;

@@ -101,6 +101,10 @@ export class IndexWriter {
 	private readonly insertFts: Statement;
 	private readonly forms = new WordForms();
 	private readonly insertFile: Statement;
+	private readonly updateFileByPath: Statement;
+	private readonly insertFileRow: Statement;
+	private readonly updateSessionByFile: Statement;
+	private readonly insertSessionRow: Statement;
 
 	constructor(private readonly db: Database) {
 		this.insertEvent = db.prepare(
@@ -113,6 +117,23 @@ export class IndexWriter {
 		);
 		this.insertFts = db.prepare("INSERT INTO fts (rowid, body, aux, scope, forms) VALUES (?1, ?2, ?3, ?4, ?5)");
 		this.insertFile = db.prepare("INSERT INTO event_files (event_key, path, recorded, op) VALUES (?1, ?2, ?3, ?4)");
+		this.updateFileByPath = db.prepare(
+			`UPDATE files SET source_dir = ?2, dev = ?3, ino = ?4, size = ?5, mtime_ms = ?6, durable_end = ?7, next_line = ?8, head_hash = ?9,
+			   tail_hash = ?10, parser_state = ?11, status = ?12, problem = ?13, diagnostics = ?14, indexed_at = ?15, real_path = ?16
+			 WHERE path = ?1`,
+		);
+		this.insertFileRow = db.prepare(
+			`INSERT INTO files (path, source_dir, dev, ino, size, mtime_ms, durable_end, next_line, head_hash, tail_hash, parser_state, status, problem, diagnostics, indexed_at, real_path)
+			 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)`,
+		);
+		this.updateSessionByFile = db.prepare(
+			`UPDATE sessions SET session_id = ?2, version = ?3, cwd = ?4, cwd_real = ?5, created = ?6, parent_session = ?7, parent_real = ?8
+			 WHERE file_key = ?1`,
+		);
+		this.insertSessionRow = db.prepare(
+			`INSERT INTO sessions (file_key, session_id, version, cwd, cwd_real, created, parent_session, parent_real)
+			 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`,
+		);
 	}
 
 	/**
@@ -229,36 +250,34 @@ export class IndexWriter {
 		this.db.run("DELETE FROM files WHERE file_key = ?1", [fileKey]);
 	}
 
+	/**
+	 * Insert or update the row of a file; returns its file_key. An UPDATE, then an INSERT when no
+	 * row was there, never one statement with RETURNING (or an upsert's RETURNING): such a statement
+	 * opens a statement savepoint, and a savepoint makes FTS5 write out its pending postings as a new
+	 * segment. Once per file, that was thousands of tiny segments to merge in a cold index.
+	 */
 	upsertFile(facts: FileFacts): number {
-		const row = this.db
-			.query(
-				`INSERT INTO files (path, source_dir, dev, ino, size, mtime_ms, durable_end, next_line, head_hash, tail_hash, parser_state, status, problem, diagnostics, indexed_at, real_path)
-				 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)
-				 ON CONFLICT(path) DO UPDATE SET real_path = excluded.real_path, source_dir = excluded.source_dir, dev = excluded.dev, ino = excluded.ino, size = excluded.size,
-				   mtime_ms = excluded.mtime_ms, durable_end = excluded.durable_end, next_line = excluded.next_line, head_hash = excluded.head_hash,
-				   tail_hash = excluded.tail_hash, parser_state = excluded.parser_state, status = excluded.status, problem = excluded.problem,
-				   diagnostics = excluded.diagnostics, indexed_at = excluded.indexed_at
-				 RETURNING file_key`,
-			)
-			.get(
-				facts.path,
-				facts.source_dir,
-				facts.dev,
-				facts.ino,
-				facts.size,
-				facts.mtime_ms,
-				facts.durable_end,
-				facts.next_line,
-				facts.head_hash,
-				facts.tail_hash,
-				facts.parser_state,
-				facts.status,
-				facts.problem,
-				facts.diagnostics,
-				facts.indexed_at,
-				facts.real_path,
-			) as { file_key: number };
-		return row.file_key;
+		const values = [
+			facts.path,
+			facts.source_dir,
+			facts.dev,
+			facts.ino,
+			facts.size,
+			facts.mtime_ms,
+			facts.durable_end,
+			facts.next_line,
+			facts.head_hash,
+			facts.tail_hash,
+			facts.parser_state,
+			facts.status,
+			facts.problem,
+			facts.diagnostics,
+			facts.indexed_at,
+			facts.real_path,
+		] as const;
+		const updated = this.updateFileByPath.run(...values);
+		if (updated.changes === 0) return Number(this.insertFileRow.run(...values).lastInsertRowid);
+		return (this.db.query("SELECT file_key FROM files WHERE path = ?1").get(facts.path) as { file_key: number }).file_key;
 	}
 
 	/** Mark a file's observation without touching its indexed rows (e.g. a changed file that failed to parse). */
@@ -266,18 +285,12 @@ export class IndexWriter {
 		this.db.run("UPDATE files SET status = ?2, problem = ?3 WHERE file_key = ?1", [fileKey, status, problem]);
 	}
 
-	/** Insert or update the session row of a file; returns its session_key. */
+	/** Insert or update the session row of a file; returns its session_key (no RETURNING: see upsertFile). */
 	upsertSession(fileKey: number, s: SessionFacts): number {
-		const row = this.db
-			.query(
-				`INSERT INTO sessions (file_key, session_id, version, cwd, cwd_real, created, parent_session, parent_real)
-				 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
-				 ON CONFLICT(file_key) DO UPDATE SET session_id = excluded.session_id, version = excluded.version, cwd = excluded.cwd,
-				   cwd_real = excluded.cwd_real, created = excluded.created, parent_session = excluded.parent_session, parent_real = excluded.parent_real
-				 RETURNING session_key`,
-			)
-			.get(fileKey, s.sessionId, s.version, s.cwd, s.cwdReal, s.created, s.parentSession, s.parentReal) as { session_key: number };
-		return row.session_key;
+		const values = [fileKey, s.sessionId, s.version, s.cwd, s.cwdReal, s.created, s.parentSession, s.parentReal] as const;
+		const updated = this.updateSessionByFile.run(...values);
+		if (updated.changes === 0) return Number(this.insertSessionRow.run(...values).lastInsertRowid);
+		return (this.db.query("SELECT session_key FROM sessions WHERE file_key = ?1").get(fileKey) as { session_key: number }).session_key;
 	}
 
 	/** Changes whenever another connection commits (SQLite's PRAGMA data_version). */

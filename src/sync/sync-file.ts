@@ -39,26 +39,23 @@ export interface PreparedSource {
 /**
  * `prepared`: the file's parts are coming from the worker; used only when the file is still new
  * inside the write transaction, anything else is decided as usual.
+ *
+ * Inside a batch (sync.ts), a file the index has never seen is written without a savepoint of its
+ * own: opening one makes FTS5 write out its pending postings as a segment, so a cold index made
+ * one tiny segment per file and spent its time merging them. If such a file fails part way, the
+ * rows it wrote are deleted instead (it had none before), which leaves what a rollback would.
  */
 export function syncFile(ctx: SyncContext, file: DiscoveredFile, prepared?: PreparedSource): Outcome {
 	const { db, writer, report } = ctx;
 	try {
-		return db
-			.transaction((): Outcome => {
-				// Decide inside the write transaction: another writer may have handled this file meanwhile.
-				const row = writer.loadFile(file.path);
-				if (row === null && prepared) {
-					const outcome = writePrepared(ctx, file, prepared);
-					if (outcome) return outcome;
-				}
-				prepared?.skip(file.path);
-				if (unchangedSince(row, file)) return "unchanged";
-				if (row && row.status === "indexed" && canAppend(row, file)) return appendFile(ctx, file, row);
-				return rebuildFile(ctx, file, row);
-			})
-			.immediate();
+		// Decide inside the write transaction: another writer may have handled this file meanwhile.
+		if (db.inTransaction) {
+			const row = writer.loadFile(file.path);
+			if (row === null) return writeUnseen(ctx, file, prepared);
+		}
+		return db.transaction((): Outcome => decide(ctx, file, writer.loadFile(file.path), prepared)).immediate();
 	} catch (err) {
-		// The worker stopped in the middle of the file: its rows were rolled back, index it here.
+		// The worker stopped in the middle of the file: its rows were rolled back or deleted, index it here.
 		if (err instanceof PreparedLost) return syncFile(ctx, file);
 		// The database itself failing (disk full, I/O) aborts the whole sync: SQLite may have rolled
 		// back the batch, so no per-file outcome could be reported honestly.
@@ -77,6 +74,31 @@ export function syncFile(ctx: SyncContext, file: DiscoveredFile, prepared?: Prep
 			`cannot index ${file.path}: ${code !== "EUNKNOWN" ? code : "unexpected error (PI_EVENTS_DEBUG=1 for details)"} (its last known-good index is kept)`,
 		);
 		return "keptLastGood";
+	}
+}
+
+function decide(ctx: SyncContext, file: DiscoveredFile, row: FileRow | null, prepared?: PreparedSource): Outcome {
+	if (row === null && prepared) {
+		const outcome = writePrepared(ctx, file, prepared);
+		if (outcome) return outcome;
+	}
+	prepared?.skip(file.path);
+	if (unchangedSince(row, file)) return "unchanged";
+	if (row && row.status === "indexed" && canAppend(row, file)) return appendFile(ctx, file, row);
+	return rebuildFile(ctx, file, row);
+}
+
+/** A file with no row yet, in the caller's transaction; on failure its partial rows are deleted. */
+function writeUnseen(ctx: SyncContext, file: DiscoveredFile, prepared?: PreparedSource): Outcome {
+	try {
+		return decide(ctx, file, null, prepared);
+	} catch (err) {
+		// A database failure aborts the whole batch (sync.ts rolls it back): nothing to delete here.
+		if (!isDatabaseError(err)) {
+			const written = ctx.writer.loadFile(file.path);
+			if (written) ctx.writer.deleteFile(written.file_key);
+		}
+		throw err;
 	}
 }
 

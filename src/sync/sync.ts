@@ -75,8 +75,8 @@ export function syncIndex(db: Database, options: SyncOptions): SyncReport {
 	changed.sort((a, b) => cmp(basename(a.path), basename(b.path)) || cmp(a.path, b.path));
 	const total = changed.length;
 	let done = 0;
-	// Small sessions are committed in batches (each file still in its own savepoint): one commit
-	// per file would flush FTS5's pending postings into many tiny segments and slow a cold index.
+	// Files are committed in batches (a changed file in its own savepoint, a new one without: see
+	// syncFile): one commit per file would flush FTS5's pending postings into many tiny segments.
 	let batchStarted = 0;
 	let batchBytes = 0;
 	const pipeline = startPipeline(db, changed, known, options.pipeline ?? "auto", options.debug);

@@ -454,7 +454,11 @@ export class ScopedSearch {
 
 	/** Whether the user's terms alone match at most `limit` fragments (then the scope may go in SQL). */
 	fewUnscopedMatches(limit: number): boolean {
-		return this.plan.match !== this.plan.userMatch && countMatches(this.db, this.plan.userMatch, limit + 1) <= limit;
+		if (this.plan.match === this.plan.userMatch) return false;
+		// No session clause (an unscoped caller): the scoped MATCH only leaves out echoes, which SQL
+		// does as cheaply; nothing to weigh, no count needed.
+		if (ruleClauses(this.plan.rule).length === 0) return true;
+		return countMatches(this.db, this.plan.userMatch, limit + 1) <= limit;
 	}
 
 	/**

@@ -129,6 +129,17 @@ interface OpenOptions {
 	readonly?: boolean;
 }
 
+/**
+ * Fragment rowids are laid out by session: session k owns [k × FRAGMENT_KEY_SPAN, (k + 1) ×
+ * FRAGMENT_KEY_SPAN), so a session's first or last fragment is a seek on the primary key.
+ */
+export const FRAGMENT_KEY_SPAN = 2 ** 24;
+
+/** The rowid span a session's fragments are written in (inclusive bounds). */
+export function fragmentKeySpan(sessionKey: number): { from: number; to: number } {
+	return { from: sessionKey * FRAGMENT_KEY_SPAN, to: (sessionKey + 1) * FRAGMENT_KEY_SPAN - 1 };
+}
+
 /** How much of the index a connection answering queries maps (faster first queries: ecosystem.md, read-side PRAGMAs). */
 const READ_MAP_BYTES = 256 * 1024 * 1024;
 

@@ -11,6 +11,7 @@ import { derivedScopeColumn, scopeColumn } from "../auth/scope-tokens.ts";
 import { fullTextColumns } from "../project/fulltext.ts";
 import { WordForms } from "../project/stem.ts";
 import { fragmentWeight } from "../project/weights.ts";
+import { fragmentKeySpan } from "./db.ts";
 
 export interface FileRow {
 	file_key: number;
@@ -67,13 +68,6 @@ interface SessionFacts {
 	parentSession: string | null;
 	/** parentSession resolved (against the cwd when relative) and canonicalized, if it can be. */
 	parentReal: string | null;
-}
-
-/** Fragments per session addressable in its rowid range (16.7 million). */
-const FRAGMENT_KEY_SPAN = 2 ** 24;
-
-function fragmentKeyBase(sessionKey: number): number {
-	return sessionKey * FRAGMENT_KEY_SPAN;
 }
 
 /** Context role depends only on what the entry is, so it is fixed at insert time. */
@@ -226,8 +220,10 @@ export class IndexWriter {
 	 * contiguous rowid range: a search can rank one session's matches with a rowid range.
 	 */
 	private nextFragmentKey(sessionKey: number): number {
-		const row = this.db.query("SELECT max(frag_key) AS m FROM fragments WHERE session_key = ?1").get(sessionKey) as { m: number | null };
-		return row.m === null ? fragmentKeyBase(sessionKey) : row.m + 1;
+		// A seek on the primary key inside the session's span (fragments_by_session is ordered by kind first).
+		const span = fragmentKeySpan(sessionKey);
+		const row = this.db.query("SELECT max(frag_key) AS m FROM fragments WHERE frag_key BETWEEN ?1 AND ?2").get(span.from, span.to) as { m: number | null };
+		return row.m === null ? span.from : row.m + 1;
 	}
 
 	/** Remove every row of a session (events, fragments, FTS postings, file evidence). */

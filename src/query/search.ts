@@ -318,16 +318,28 @@ function searchWindow(scoped: ScopedSearch, bounds: SearchBounds, sort: SortOrde
 	if (scoped.window(most, order) === null) return null;
 	let fragments = Math.min(bounds.firstWindowFragments ?? FIRST_WINDOW_FRAGMENTS, most);
 	let range = scoped.window(fragments, order)!;
-	const rows = scoped.rank(RECENT_MATCHES + 1, { order, withTime: true, range });
+	const rows = matchesIn(scoped, range, order);
 	while (rows.length < 2 * limit && fragments < most) {
 		fragments = Math.min(fragments * 2, most);
 		const wider = scoped.window(fragments, order)!;
-		// The sessions the wider window adds: older than the current one (newer, sorting oldest first).
-		const added: RowidRange = order === "newest" ? { from: wider.from, to: range.from! - 1 } : { from: range.to! + 1, to: wider.to };
-		rows.push(...scoped.rank(RECENT_MATCHES + 1 - rows.length, { order, withTime: true, range: added }));
+		// The fragments the wider window adds: older than the current one (newer, sorting oldest first).
+		const part: RowidRange = order === "newest" ? { from: wider.from, to: range.from! - 1 } : { from: range.to! + 1, to: wider.to };
+		rows.push(...matchesIn(scoped, part, order));
 		range = wider;
 	}
-	return { range, rows };
+	return { range, rows: rows.slice(0, RECENT_MATCHES + 1) };
+}
+
+/**
+ * Every match in a part of the window (the part bounds them: no limit, or ascending order would
+ * lose the newest), the window's edge first (the newest first, sorting newest first). Read in
+ * ascending rowids and turned round: FTS5 walks the postings of a word held by a million
+ * fragments backwards several times slower than forwards, however narrow the range (at 5 GB, 11
+ * against 3 ms for `"function error the"`).
+ */
+function matchesIn(scoped: ScopedSearch, part: RowidRange, order: "newest" | "oldest"): RankedRow[] {
+	const rows = scoped.rank(Number.MAX_SAFE_INTEGER, { order: "oldest", withTime: true, range: part });
+	return order === "newest" ? rows.reverse() : rows;
 }
 
 /**

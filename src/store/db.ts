@@ -10,7 +10,7 @@ import { GAP_TOKEN } from "../project/text.ts";
 import { ddlFor, type FullTextVariant, fullTextVariantFor } from "./sqlite-compat.ts";
 
 /** Bump on any change to the DDL below or to what the projector stores. */
-export const SCHEMA_VERSION = 15;
+export const SCHEMA_VERSION = 16;
 
 export const SCHEMA_DDL = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -93,6 +93,8 @@ CREATE INDEX events_by_seq ON events(session_key, seq);
 CREATE INDEX events_by_parent ON events(session_key, parent_id);
 CREATE INDEX events_by_call ON events(session_key, tool_call_id) WHERE tool_call_id IS NOT NULL;
 CREATE INDEX events_by_time ON events(ts_ms);
+-- Failed results only (a few per thousand events): filter-only search by --error reads them, not every fragment.
+CREATE INDEX events_errors ON events(session_key) WHERE is_error = 1;
 CREATE TABLE fragments (
   frag_key INTEGER PRIMARY KEY,
   event_key INTEGER NOT NULL,

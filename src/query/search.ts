@@ -219,8 +219,9 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 	const events = bestPerEvent(ranked);
 	const sessionsMatched = new Map<number, number>();
 	for (const e of events) sessionsMatched.set(e.session_key, (sessionsMatched.get(e.session_key) ?? 0) + 1);
-	const order = sort === "relevance" ? byScore : sort === "newest" ? byTime(-1) : byTime(1);
-	events.sort(order);
+	// By relevance, rerank left the fragments sorted, so each event's best fragment came first and
+	// the events are already in order; by time they are sorted here.
+	if (sort !== "relevance") events.sort(sort === "newest" ? byTime(-1) : byTime(1));
 	const candidates = grouped ? firstPerSession(events) : events;
 	// The gate checks every hydrated row once more against the rule (defence in depth).
 	const rows = selectEvents(scoped, candidates, limit, sort === "relevance", grouped);
@@ -472,7 +473,7 @@ const PROXIMITY_CANDIDATES = 12;
 const PROXIMITY_BUDGET_BYTES = 32 * 1024;
 
 /**
- * Multiply the top candidates' scores by their signals and re-sort, in place. Returns the texts
+ * Sort the candidates best first, multiply the top ones' scores by their signals and re-sort them, in place. Returns the texts
  * read (null: the source changed since indexing), keyed by fragment, for the snippets.
  */
 function rerank(scoped: ScopedSearch, ranked: RankedRow[], terms: readonly SignalTerm[], forms: WordForms, words: TextWords): Map<number, string | null> {
@@ -508,7 +509,10 @@ function rerank(scoped: ScopedSearch, ranked: RankedRow[], terms: readonly Signa
 			if (text !== null) r.score *= proximityFactor(textSignals(text, terms, forms, words), terms.length);
 		}
 	}
-	ranked.sort(byScore);
+	// The signals only ever raise a score (every factor is at least 1), and only the top
+	// candidates': they stay ahead of the rest, so re-sorting them leaves all the fragments sorted.
+	top.sort(byScore);
+	for (let i = 0; i < top.length; i++) ranked[i] = top[i]!;
 	return texts;
 }
 

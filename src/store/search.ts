@@ -282,6 +282,9 @@ export function eventsWithFailedCalls(db: Database, eventKeys: readonly number[]
  */
 export const OCCURRENCE_WALK_LIMIT = 5_000;
 
+/** The full-text table's columns, numbered (store/db.ts DDL order). */
+const FTS_COLUMNS: Readonly<Record<string, number>> = { body: 0, aux: 1, scope: 2, forms: 3 };
+
 /**
  * How often each of these index tokens occurs in each column of these fragments (FTS5's
  * `instance` vocabulary: positions, readable from a contentless table too). The caller passes
@@ -297,15 +300,16 @@ export function termOccurrences(db: Database, fragKeys: readonly number[], token
 	const statement = db.query("SELECT doc, col FROM temp.fts_instance WHERE term = ?");
 	const out: { doc: number; col: string; term: string; n: number }[] = [];
 	for (const term of tokens) {
-		const counts = new Map<string, { doc: number; col: string; term: string; n: number }>();
+		// Keyed by number (fragment × 4 + column), not by a string built per occurrence.
+		const counts = new Map<number, { doc: number; col: string; term: string; n: number }>();
 		for (const [doc, col] of statement.values(term) as [number, string][]) {
 			if (!wanted.has(doc)) continue;
-			const key = `${doc}\u0000${col}`;
+			const key = doc * 4 + (FTS_COLUMNS[col] ?? 3);
 			const seen = counts.get(key);
 			if (seen) seen.n++;
 			else counts.set(key, { doc, col, term, n: 1 });
 		}
-		out.push(...counts.values());
+		for (const c of counts.values()) out.push(c);
 	}
 	return out;
 }

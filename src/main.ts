@@ -14,6 +14,7 @@ import { statusCommand } from "./cli/status.ts";
 import { errorCode, isPiEventsError, publicMessage } from "./errors.ts";
 import { VERSION, VERSION_LINE } from "./version.ts";
 import { terminalSafe } from "./present/terminal.ts";
+import { isTerminal, writeErr, writeOut } from "./cli/out.ts";
 
 // biome-ignore lint/suspicious/noExplicitAny: citty's CommandDef is invariant in its args, and this table holds commands with different ones.
 type AnyCommand = CommandDef<any>;
@@ -36,28 +37,28 @@ const main: AnyCommand = {
 /** citty colours usage even into pipes and pads columns with spaces: clean both for non-terminals. */
 async function usage(command: AnyCommand, parent?: AnyCommand): Promise<string> {
 	const text = await renderUsage(command, parent);
-	const plain = process.stdout.isTTY === true && !process.env.NO_COLOR ? text : text.replace(/\x1b\[[0-9;]*m/g, "");
+	const plain = isTerminal(1) && !process.env.NO_COLOR ? text : text.replace(/\x1b\[[0-9;]*m/g, "");
 	return plain.replace(/[ \t]+$/gm, "");
 }
 
 async function run(argv: string[]): Promise<number> {
 	if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
-		process.stdout.write(`${VERSION_LINE}\n`);
+		writeOut(`${VERSION_LINE}\n`);
 		return 0;
 	}
 	const name = argv[0];
 	if (name === undefined || name === "--help" || name === "-h" || name === "help") {
-		process.stdout.write(`${await usage(main)}\n`);
+		writeOut(`${await usage(main)}\n`);
 		return name === undefined ? 2 : 0;
 	}
 	const command = subCommands[name];
 	if (!command) {
-		process.stderr.write(`pi-events: unknown command ${terminalSafe(JSON.stringify(name))} (commands: ${Object.keys(subCommands).join(", ")})\n`);
+		writeErr(`pi-events: unknown command ${terminalSafe(JSON.stringify(name))} (commands: ${Object.keys(subCommands).join(", ")})\n`);
 		return 2;
 	}
 	const rest = argv.slice(1);
 	if (rest.includes("--help") || rest.includes("-h")) {
-		process.stdout.write(`${await usage(command, main)}\n`);
+		writeOut(`${await usage(command, main)}\n`);
 		return 0;
 	}
 	try {
@@ -65,15 +66,15 @@ async function run(argv: string[]): Promise<number> {
 		return typeof result === "number" ? result : 0;
 	} catch (err) {
 		if (isPiEventsError(err)) {
-			process.stderr.write(`pi-events: ${terminalSafe(err.message)}\n`);
+			writeErr(`pi-events: ${terminalSafe(err.message)}\n`);
 			return 2;
 		}
 		if (err instanceof Error && err.name === "CLIError") {
-			process.stderr.write(`pi-events: ${terminalSafe(err.message)} (see pi-events ${name} --help)\n`);
+			writeErr(`pi-events: ${terminalSafe(err.message)} (see pi-events ${name} --help)\n`);
 			return 2;
 		}
-		process.stderr.write(`pi-events: ${publicMessage(err)} [${errorCode(err)}]\n`);
-		if (process.env.PI_EVENTS_DEBUG) process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+		writeErr(`pi-events: ${publicMessage(err)} [${errorCode(err)}]\n`);
+		if (process.env.PI_EVENTS_DEBUG) writeErr(`${err instanceof Error ? err.stack : String(err)}\n`);
 		return 2;
 	}
 }

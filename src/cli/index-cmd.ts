@@ -5,6 +5,7 @@ import { openIndex } from "../store/db.ts";
 import { checkFlags, commonArgs, debug, formatMs, plural, progressReporter, settingsFrom } from "./shared.ts";
 import { toJson } from "../present/json.ts";
 import { terminalSafe } from "../present/terminal.ts";
+import { writeErr, writeOut } from "./out.ts";
 
 const args = {
 	...commonArgs,
@@ -29,9 +30,9 @@ export const indexCommand = defineCommand({
 			if (a.json) {
 				const { diagnosticsByFile: _byFile, pendingPaths: _pending, check, ...rest } = report;
 				const lastFullCheckAt = check.lastFullCheckAt === null ? null : new Date(check.lastFullCheckAt).toISOString();
-				process.stdout.write(`${toJson({ index: settings.indexPath, ...rest, check: check.mode, lastFullCheckAt }, 2)}\n`);
+				writeOut(`${toJson({ index: settings.indexPath, ...rest, check: check.mode, lastFullCheckAt }, 2)}\n`);
 			} else {
-				process.stdout.write(renderReport(report, settings.indexPath));
+				writeOut(renderReport(report, settings.indexPath));
 			}
 			printDiagnostics(report, a.verbose === true);
 			return 0;
@@ -59,10 +60,10 @@ function renderReport(r: SyncReport, indexPath: string): string {
 }
 
 function printDiagnostics(r: SyncReport, all: boolean): void {
-	for (const p of r.problems) process.stderr.write(`pi-events: ${terminalSafe(p)}\n`);
+	for (const p of r.problems) writeErr(`pi-events: ${terminalSafe(p)}\n`);
 	const shown = all ? r.diagnostics : r.diagnostics.slice(0, 10);
-	for (const d of shown) process.stderr.write(`pi-events: ${terminalSafe(`${d.file}:${d.line} (byte ${d.offset}): ${d.kind}: ${d.detail}`)}\n`);
+	for (const d of shown) writeErr(`pi-events: ${terminalSafe(`${d.file}:${d.line} (byte ${d.offset}): ${d.kind}: ${d.detail}`)}\n`);
 	if (r.diagnosticCount > shown.length) {
-		process.stderr.write(`pi-events: ${r.diagnosticCount - shown.length} more diagnostics (use --verbose or --json)\n`);
+		writeErr(`pi-events: ${r.diagnosticCount - shown.length} more diagnostics (use --verbose or --json)\n`);
 	}
 }

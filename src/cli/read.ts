@@ -9,6 +9,7 @@ import { openIndex } from "../store/db.ts";
 import { callerArgs, scopeFrom } from "./caller.ts";
 import { checkFlags, commonArgs, debug, settingsFrom } from "./shared.ts";
 import { toJson } from "../present/json.ts";
+import { writeOut } from "./out.ts";
 
 const args = {
 	session: { type: "positional", description: "Session id", required: true },
@@ -59,7 +60,7 @@ export const readCommand = defineCommand({
 				after: intArg("after", a.after),
 				only: a.only === "conversation" ? "conversation" : undefined,
 			});
-			process.stdout.write(a.json ? `${toJson(result, 2)}\n` : renderRead(result));
+			writeOut(a.json ? `${toJson(result, 2)}\n` : renderRead(result));
 			return 0;
 		} finally {
 			db.close();

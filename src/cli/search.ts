@@ -12,6 +12,7 @@ import { filterArgs, list } from "./filters.ts";
 import { checkFlags, collectRepeated, commonArgs, debug, settingsFrom } from "./shared.ts";
 import { toJson } from "../present/json.ts";
 import { terminalSafe } from "../present/terminal.ts";
+import { isTerminal, writeErr, writeOut } from "./out.ts";
 
 const args = {
 	query: { type: "positional", description: 'Terms and "quoted phrases" (all must match); may be empty when a filter narrows the search', required: false },
@@ -80,17 +81,17 @@ export const searchCommand = defineCommand({
 			});
 			if (a.json) {
 				const out = { hits: result.hits, freshness, coverage: result.coverage, elapsedMs: Math.round(result.elapsedMs * 100) / 100 };
-				process.stdout.write(`${toJson(out, 2)}\n`);
+				writeOut(`${toJson(out, 2)}\n`);
 				// Problems that may hide results are diagnostics: stderr too, not only inside the JSON.
-				for (const p of freshness.problems) process.stderr.write(`pi-events: ${terminalSafe(p)}\n`);
+				for (const p of freshness.problems) writeErr(`pi-events: ${terminalSafe(p)}\n`);
 			} else {
-				const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
-				process.stdout.write(renderHits(result.hits, { color, paths: a.paths === true, root: scope.roots?.[0] ?? null }));
+				const color = isTerminal(1) && !process.env.NO_COLOR;
+				writeOut(renderHits(result.hits, { color, paths: a.paths === true, root: scope.roots?.[0] ?? null }));
 				if (result.hits.length === 0) {
 					const hint = noHitsHint(result.coverage, { exact: a.exact === true, exactFlag: "--exact", derivedFlag: "--include-derived" });
-					process.stderr.write(`pi-events: no hits${hint ? `: ${hint}` : ""}\n`);
+					writeErr(`pi-events: no hits${hint ? `: ${hint}` : ""}\n`);
 				}
-				process.stderr.write(`pi-events: ${freshnessLine(freshness, result.coverage)}\n`);
+				writeErr(`pi-events: ${freshnessLine(freshness, result.coverage)}\n`);
 			}
 			return result.hits.length > 0 ? 0 : 1;
 		} finally {

@@ -10,6 +10,7 @@ import { openIndex } from "../store/db.ts";
 import { refresh } from "../sync/freshness.ts";
 import { callerArgs, scopeFrom } from "./caller.ts";
 import { checkFlags, commonArgs, debug, settingsFrom } from "./shared.ts";
+import { isTerminal, writeErr, writeOut } from "./out.ts";
 
 const args = {
 	...commonArgs,
@@ -40,13 +41,13 @@ export const sessionsCommand = defineCommand({
 			const freshness = refresh(db, settings.sourceDirs, { sync: a.sync !== false, scope, debug });
 			const result = listSessions(new Gate(db, scope), { sinceMs, untilMs, limit });
 			if (a.json) {
-				process.stdout.write(`${toJson({ ...result, freshness }, 2)}\n`);
+				writeOut(`${toJson({ ...result, freshness }, 2)}\n`);
 			} else {
-				const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
-				process.stdout.write(renderSessions(result.sessions, { color, paths: a.paths === true, root: scope.roots?.[0] ?? null }));
-				if (result.sessions.length === 0) process.stderr.write("pi-events: no sessions\n");
-				else if (result.truncated) process.stderr.write(`pi-events: ${result.sessions.length} of ${result.total} sessions (raise --limit)\n`);
-				process.stderr.write(`pi-events: ${freshnessLine(freshness)}\n`);
+				const color = isTerminal(1) && !process.env.NO_COLOR;
+				writeOut(renderSessions(result.sessions, { color, paths: a.paths === true, root: scope.roots?.[0] ?? null }));
+				if (result.sessions.length === 0) writeErr("pi-events: no sessions\n");
+				else if (result.truncated) writeErr(`pi-events: ${result.sessions.length} of ${result.total} sessions (raise --limit)\n`);
+				writeErr(`pi-events: ${freshnessLine(freshness)}\n`);
 			}
 			return result.sessions.length > 0 ? 0 : 1;
 		} finally {

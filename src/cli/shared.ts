@@ -6,6 +6,7 @@
 import type { ArgsDef } from "citty";
 import { resolveSettings, type Settings } from "../config.ts";
 import { PiEventsError } from "../errors.ts";
+import { isTerminal, writeErr } from "./out.ts";
 
 export const commonArgs = {
 	index: { type: "string", description: "Index database path (default: $PI_EVENTS_INDEX or ~/.cache/pi-events/index.db)", valueHint: "path" },
@@ -70,7 +71,7 @@ export function progressReporter(label: string): {
 	update: (p: { done: number; total: number; bytes: number }) => void;
 	finish: () => void;
 } {
-	const tty = process.stderr.isTTY === true;
+	const tty = isTerminal(2);
 	const started = performance.now();
 	let shown = false;
 	let last = 0;
@@ -84,10 +85,10 @@ export function progressReporter(label: string): {
 			const width = 30;
 			const filled = p.total > 0 ? Math.round((p.done / p.total) * width) : width;
 			const mb = (p.bytes / 1e6).toFixed(1);
-			process.stderr.write(`\r${label} [${"#".repeat(filled)}${"-".repeat(width - filled)}] ${p.done}/${p.total} files, ${mb} MB`);
+			writeErr(`\r${label} [${"#".repeat(filled)}${"-".repeat(width - filled)}] ${p.done}/${p.total} files, ${mb} MB`);
 		},
 		finish() {
-			if (shown) process.stderr.write("\r\x1b[2K");
+			if (shown) writeErr("\r\x1b[2K");
 		},
 	};
 }
@@ -101,4 +102,4 @@ export function plural(n: number, word: string): string {
 }
 
 /** Full descriptions of unexpected errors, only when PI_EVENTS_DEBUG is set. */
-export const debug = process.env.PI_EVENTS_DEBUG ? (line: string) => process.stderr.write(`pi-events debug: ${line}\n`) : undefined;
+export const debug = process.env.PI_EVENTS_DEBUG ? (line: string) => writeErr(`pi-events debug: ${line}\n`) : undefined;

@@ -7,6 +7,7 @@ import { indexCounts } from "../store/status.ts";
 import { checkFlags, commonArgs, formatMs, settingsFrom } from "./shared.ts";
 import { toJson } from "../present/json.ts";
 import { terminalSafe } from "../present/terminal.ts";
+import { writeOut } from "./out.ts";
 
 const args = { ...commonArgs } as const;
 
@@ -24,7 +25,7 @@ export const statusCommand = defineCommand({
 			const sizeBytes = fileSize(settings.indexPath) + fileSize(`${settings.indexPath}-wal`);
 			const status = { index: settings.indexPath, existed: exists, sizeBytes, configFile: settings.configFile, ...counts, sources };
 			if (a.json) {
-				process.stdout.write(`${toJson(status, 2)}\n`);
+				writeOut(`${toJson(status, 2)}\n`);
 				return 0;
 			}
 			const last = counts.lastSync
@@ -53,7 +54,7 @@ export const statusCommand = defineCommand({
 			for (const d of counts.indexedDirs) {
 				if (!configured.has(d.dir)) lines.push(`  ${d.dir} [indexed earlier, not configured now]: ${d.files} files`);
 			}
-			process.stdout.write(`${terminalSafe(lines.join("\n"))}\n`);
+			writeOut(`${terminalSafe(lines.join("\n"))}\n`);
 			return 0;
 		} finally {
 			db.close();

@@ -8,6 +8,7 @@ import { openIndex } from "../store/db.ts";
 import { callerArgs, scopeFrom } from "./caller.ts";
 import { checkFlags, commonArgs, debug, settingsFrom } from "./shared.ts";
 import { toJson } from "../present/json.ts";
+import { isTerminal, writeOut } from "./out.ts";
 
 const args = {
 	session: { type: "positional", description: "Session id", required: true },
@@ -28,8 +29,8 @@ export const traceCommand = defineCommand({
 		try {
 			if (a.sync !== false) refresh(db, settings.sourceDirs, { sync: true, scope, debug });
 			const result = traceEvent(new Gate(db, scope), a.session, a.entry);
-			const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
-			process.stdout.write(a.json ? `${toJson(result, 2)}\n` : renderTrace(result, { color }));
+			const color = isTerminal(1) && !process.env.NO_COLOR;
+			writeOut(a.json ? `${toJson(result, 2)}\n` : renderTrace(result, { color }));
 			return 0;
 		} finally {
 			db.close();

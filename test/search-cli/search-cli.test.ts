@@ -7,7 +7,18 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { type AgentLayout, cleanupTempDirs, type CliResult, LEGACY_FIXTURES, PI_FIXTURES, piFixture, runCli, makeAgentLayout } from "../helpers/temp.ts";
+import {
+	type AgentLayout,
+	cleanupTempDirs,
+	type CliResult,
+	isolatedEnv,
+	LEGACY_FIXTURES,
+	MAIN,
+	PI_FIXTURES,
+	piFixture,
+	runCli,
+	makeAgentLayout,
+} from "../helpers/temp.ts";
 import { assistantEntry, oneMessageSession, toolResultEntry, userEntry, writeSession } from "../query/helpers.ts";
 
 afterAll(cleanupTempDirs);
@@ -335,5 +346,29 @@ describe("freshness", () => {
 		const r = search(["after-malformed-marker", "--all", "--json"], { sessionsDir: dir });
 		expect(r.exitCode).toBe(0);
 		expect(r.json().freshness.newDiagnostics).toBeGreaterThan(0);
+	});
+});
+
+describe("output without Node streams (cli/out.ts)", () => {
+	test("a reader that closes the pipe before the answer: the process ends quietly, with its exit code", async () => {
+		const proc = Bun.spawn([process.execPath, MAIN, "search", "--sessions-dir", sessionsCopy, "ECONNREFUSED", "--all", "--json"], {
+			cwd: layout.root,
+			env: isolatedEnv(layout),
+			stdout: "pipe",
+			stderr: "pipe",
+		});
+		await proc.stdout.cancel();
+		const code = await proc.exited;
+		const stderr = await new Response(proc.stderr).text();
+		expect(code).toBe(0);
+		expect(stderr).toBe("");
+	});
+
+	test("a large answer arrives whole through a pipe", () => {
+		const r = search(["the", "--all", "--json", "--limit", "100"]);
+		expect(r.exitCode).toBe(0);
+		const out = r.json<{ hits: unknown[] }>();
+		expect(out.hits.length).toBeGreaterThan(10);
+		expect(r.stdout.endsWith("}\n")).toBe(true);
 	});
 });

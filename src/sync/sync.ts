@@ -47,6 +47,13 @@ const BATCH_MS = 500;
 /** SQLite's page cache while a worker prepares files (in KiB, negative as PRAGMA cache_size takes it). */
 const PIPELINE_CACHE_SIZE = -32768;
 
+/**
+ * While a worker prepares files, this thread's garbage is mostly the parts it received, and the
+ * collector left them for long: a full collection after a commit every so many bytes keeps peak
+ * RSS down (1 GB cold index, side by side: 281 → 244 MB); one costs about 35 ms.
+ */
+const COLLECT_EVERY_BYTES = 64 * 1024 * 1024;
+
 /** A database failure as the one error type, with a message a person can act on. */
 function asIndexError(err: unknown): unknown {
 	if (!isDatabaseError(err)) return err;
@@ -79,6 +86,7 @@ export function syncIndex(db: Database, options: SyncOptions): SyncReport {
 	// syncFile): one commit per file would flush FTS5's pending postings into many tiny segments.
 	let batchStarted = 0;
 	let batchBytes = 0;
+	let collectedAt = 0;
 	const pipeline = startPipeline(db, changed, known, options.pipeline ?? "auto", options.debug);
 	try {
 		for (const file of changed) {
@@ -97,7 +105,13 @@ export function syncIndex(db: Database, options: SyncOptions): SyncReport {
 			report.sessions[syncFile(ctx, file, pipeline?.files.has(file.path) ? pipeline.worker : undefined)]++;
 			done++;
 			batchBytes += report.bytesRead - before;
-			if (batchBytes >= BATCH_BYTES || performance.now() - batchStarted >= BATCH_MS) db.run("COMMIT");
+			if (batchBytes >= BATCH_BYTES || performance.now() - batchStarted >= BATCH_MS) {
+				db.run("COMMIT");
+				if (pipeline && report.bytesRead - collectedAt >= COLLECT_EVERY_BYTES) {
+					collectedAt = report.bytesRead;
+					Bun.gc(true);
+				}
+			}
 			options.onProgress?.({ done, total, bytes: report.bytesRead });
 		}
 		if (db.inTransaction) db.run("COMMIT");

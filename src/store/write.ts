@@ -6,6 +6,7 @@
 import type { Database, Statement } from "bun:sqlite";
 import { isAbsolute, resolve } from "node:path";
 import type { TreeState } from "../model.ts";
+import type { Classification } from "../project/tree.ts";
 import type { ProjectedEvent } from "../project/projector.ts";
 import { derivedScopeColumn, scopeColumn } from "../auth/scope-tokens.ts";
 import { fullTextColumns } from "../project/fulltext.ts";
@@ -103,8 +104,9 @@ export class IndexWriter {
 	constructor(private readonly db: Database) {
 		this.insertEvent = db.prepare(
 			`INSERT INTO events (session_key, seq, entry_id, id_derived, parent_id, event_type, role, tool_name, tool_call_id,
-			  custom_type, ts_ms, is_error, exit_code, target_id, call_ids, line, byte_offset, byte_length, content_hash, meta, context_role, derived_calls)
-			 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22)`,
+			  custom_type, ts_ms, is_error, exit_code, target_id, call_ids, line, byte_offset, byte_length, content_hash, meta, context_role, derived_calls,
+			  branch_state, selection_state)
+			 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)`,
 		);
 		this.insertFragment = db.prepare(
 			"INSERT INTO fragments (frag_key, event_key, session_key, fragment_id, kind, weight, full_length, bounded, derived, ts_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -134,7 +136,7 @@ export class IndexWriter {
 	 * Insert projected events. Relative file-evidence paths are resolved against the session's
 	 * (absolute) cwd so `--file` filters match however the tool call spelled the path.
 	 */
-	insertEvents(sessionKey: number, events: ProjectedEvent[], session: SessionScope): { fragments: number } {
+	insertEvents(sessionKey: number, events: ProjectedEvent[], session: SessionScope, states?: readonly Classification[]): { fragments: number } {
 		const cwd = session.cwd;
 		const scope = scopeColumn(session.cwdReal, session.sessionId);
 		const derivedScope = derivedScopeColumn(scope);
@@ -143,7 +145,7 @@ export class IndexWriter {
 		// Tool calls of this batch, and which of them run pi-events: their results are echoes too.
 		const callsHere = new Set<string>();
 		const derivedCalls = new Set<string>();
-		for (const e of events) {
+		for (const [i, e] of events.entries()) {
 			for (const id of e.callIds) callsHere.add(id);
 			for (const id of e.derivedCallIds) derivedCalls.add(id);
 			const resultOfDerived =
@@ -174,6 +176,8 @@ export class IndexWriter {
 				meta,
 				contextRoleOf(e.eventType, e.role),
 				e.derivedCallIds.length > 0 ? JSON.stringify(e.derivedCallIds) : null,
+				states?.[i]?.branchState ?? "unknown",
+				states?.[i]?.selectionState ?? "unknown",
 			);
 			const eventKey = Number(result.lastInsertRowid);
 			for (const f of e.fragments) {

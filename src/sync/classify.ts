@@ -3,21 +3,39 @@
  * for the common linear append, only the new entries.
  */
 import type { ProjectedEvent } from "../project/projector.ts";
-import { classifySession, producesMessages, type TreeNode } from "../project/tree.ts";
+import { type Classification, classifySession, producesMessages, type TreeNode } from "../project/tree.ts";
 import type { IndexWriter, TreeRow } from "../store/write.ts";
 
 function toNode(row: TreeRow): TreeNode {
-	const meta = row.meta ? (JSON.parse(row.meta) as { emptySummary?: boolean; removesTarget?: boolean }) : {};
+	return nodeOf(row.entry_id, row.parent_id, row.event_type, row.role, row.target_id, row.meta ? (JSON.parse(row.meta) as TreeMeta) : {});
+}
+
+type TreeMeta = { emptySummary?: boolean; removesTarget?: boolean };
+
+function nodeOf(entryId: string, parentId: string | null, eventType: string, role: string | null, targetId: string | null, meta: TreeMeta): TreeNode {
 	return {
-		entryId: row.entry_id,
-		parentId: row.parent_id,
-		eventType: row.event_type,
-		role: row.role,
-		targetId: row.target_id,
+		entryId,
+		parentId,
+		eventType,
+		role,
+		targetId,
 		hasSummary: !meta.emptySummary,
 		removesTarget: meta.removesTarget === true,
-		ambiguousId: /~dup\d+$/.test(row.entry_id),
+		ambiguousId: /~dup\d+$/.test(entryId),
 	};
+}
+
+/**
+ * The states of a whole session from its projected events (append order), before they are
+ * written: what classifyFull computes from the rows, so a new file needs no UPDATE per event.
+ * Meta counts only for the two kinds loadTreeRows reads it for.
+ */
+export function classifyEvents(events: readonly ProjectedEvent[]): Classification[] {
+	return classifySession(
+		events.map((e) =>
+			nodeOf(e.entryId, e.parentId, e.eventType, e.role, e.targetId, e.eventType === "branch_summary" || e.eventType === "context_edit" ? e.meta : {}),
+		),
+	);
 }
 
 export function classifyFull(writer: IndexWriter, sessionKey: number): void {

@@ -199,6 +199,7 @@ function writePrepared(ctx: SyncContext, file: DiscoveredFile, source: PreparedS
 	let sessionKey: number | null = null;
 	let scope: SessionScope | undefined;
 	let events = 0;
+	let classified = false;
 	for (;;) {
 		const part = source.next(file.path);
 		if (part === null || part.kind === "failed") {
@@ -212,7 +213,8 @@ function writePrepared(ctx: SyncContext, file: DiscoveredFile, source: PreparedS
 				sessionKey = writer.upsertSession(fileKey, sessionFacts(part.state));
 				scope = sessionScope(part.state);
 			}
-			const { fragments } = writer.insertEvents(sessionKey, part.events, scope!);
+			const { fragments } = writer.insertEvents(sessionKey, part.events, scope!, part.states);
+			classified = part.states !== undefined;
 			events += part.events.length;
 			report.fragmentsAdded += fragments;
 			continue;
@@ -226,7 +228,7 @@ function writePrepared(ctx: SyncContext, file: DiscoveredFile, source: PreparedS
 		report.eventsAdded += events;
 		const finalFileKey = writer.upsertFile(fileFacts(file, part.read, part.state, "indexed", null, part.diagnosticCount, part.fingerprint));
 		sessionKey = writer.upsertSession(finalFileKey, sessionFacts(part.state));
-		classifyFull(writer, sessionKey);
+		if (!classified) classifyFull(writer, sessionKey);
 		writer.refreshSessionSummary(sessionKey);
 		return "new";
 	}

@@ -5,7 +5,7 @@
  * new file that fails part way leaves none of its rows.
  */
 import { afterAll, expect, test } from "bun:test";
-import { copyFileSync, mkdirSync, readdirSync, rmSync, statSync, utimesSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { SourceDir } from "../../src/source/discover.ts";
 import { openIndex } from "../../src/store/db.ts";
@@ -14,7 +14,7 @@ import { type PreparedPart, prepareFile } from "../../src/sync/prepare.ts";
 import { diagnosticSink, emptyReport } from "../../src/sync/report.ts";
 import { type PreparedSource, syncFile } from "../../src/sync/sync-file.ts";
 import { syncIndex } from "../../src/sync/sync.ts";
-import { allFixtureFiles, cleanupTempDirs, dumpIndex, makeTempDir } from "../helpers/temp.ts";
+import { allFixtureFiles, cleanupTempDirs, dumpIndex, makeTempDir, PI_FIXTURES } from "../helpers/temp.ts";
 
 afterAll(cleanupTempDirs);
 
@@ -123,4 +123,49 @@ test("a new file whose worker stops part way leaves none of its rows when it can
 	expect(inOther).toBeGreaterThan(0);
 	for (const r of ftsRows) expect(fragKeys.has(r.rowid)).toBe(true);
 	db.run("INSERT INTO fts(fts, rank) VALUES ('integrity-check', 0)");
+});
+
+test("a session read in several chunks (over 4 MB) equals the main-thread index too", () => {
+	// The worker sends a file read in one chunk with its tree states; a larger one goes in several
+	// parts without, and the writer classifies it from its rows. Both must give the same states.
+	const sessions = join(makeTempDir("pi-events-pipeline-big-"), "sessions");
+	const sub = join(sessions, "--work-demo--");
+	mkdirSync(sub, { recursive: true });
+	const source = readdirSync(PI_FIXTURES)
+		.map((f) => join(PI_FIXTURES, f))
+		.filter((f) => f.endsWith(".jsonl"))
+		.sort((a, b) => statSync(b).size - statSync(a).size)
+		.find((f) => statSync(f).size < 100_000)!;
+	const [header, ...entries] = readFileSync(source, "utf8")
+		.trimEnd()
+		.split("\n")
+		.map((l) => JSON.parse(l) as Record<string, unknown>);
+	const lines = [JSON.stringify(header)];
+	let last: unknown = null;
+	// Copies of the session's entries chained one after another, ids suffixed per copy (its branches repeat).
+	let bytes = 0;
+	for (let copy = 0; bytes < 5 * 1024 * 1024; copy++) {
+		for (const entry of entries) {
+			const e = { ...entry };
+			for (const key of ["id", "parentId", "targetId", "fromId", "firstKeptEntryId"]) if (typeof e[key] === "string") e[key] = `${e[key]}-${copy}`;
+			if (e.parentId === null && copy > 0) e.parentId = last;
+			if (typeof e.id === "string") last = e.id;
+			const line = JSON.stringify(e);
+			bytes += line.length + 1;
+			lines.push(line);
+		}
+	}
+	writeFileSync(join(sub, basename(source)), `${lines.join("\n")}\n`);
+	expect(statSync(join(sub, basename(source))).size).toBeGreaterThan(4 * 1024 * 1024);
+	const sources: SourceDir[] = [{ path: sessions, origin: "flag" }];
+	const piped = openIndex(":memory:");
+	const plain = openIndex(":memory:");
+	const debug: string[] = [];
+	syncIndex(piped, { sourceDirs: sources, pipeline: "always", debug: (l) => debug.push(l) });
+	syncIndex(plain, { sourceDirs: sources, pipeline: "never" });
+	expect(debug).toContain("the prepare worker is running");
+	expect(dumpIndex(piped)).toEqual(dumpIndex(plain));
+	// Classified, not left unknown: every entry on the selected path, most of them summarized.
+	expect(piped.query("SELECT DISTINCT branch_state AS s FROM events").all()).toEqual([{ s: "selected" }]);
+	expect(piped.query("SELECT count(DISTINCT selection_state) AS n FROM events").get()).toEqual({ n: 3 });
 });

@@ -51,7 +51,9 @@ import {
 	eventsWithFailedCalls,
 	hydrate,
 	indexVersion,
+	matchCarriesFilters,
 	matchedPerEvent,
+	matchingRowids,
 	OCCURRENCE_WALK_LIMIT,
 	type RankedRow,
 	type RankOptions,
@@ -459,6 +461,14 @@ export class ScopedSearch {
 		// does as cheaply; nothing to weigh, no count needed.
 		if (ruleClauses(this.plan.rule).length === 0) return true;
 		return countMatches(this.db, this.plan.userMatch, limit + 1) <= limit;
+	}
+
+	/**
+	 * The rowids of the in-scope matches in a range, ascending, read from the full-text index alone;
+	 * null when the request has filters the MATCH cannot carry (kinds, times, roles, the cutoff…).
+	 */
+	matchRowids(range: RowidRange): number[] | null {
+		return matchCarriesFilters(this.plan.sql) ? matchingRowids(this.db, this.plan.match, range) : null;
 	}
 
 	/**

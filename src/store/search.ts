@@ -324,6 +324,32 @@ export function indexVersion(db: Database): string {
 }
 
 /**
+ * Whether a MATCH carrying the scope's tokens (and the exclusion of echoes) says all these filters
+ * say: no fragment or event filter and no cutoff, which only SQL can apply.
+ */
+export function matchCarriesFilters(f: SqlFilters): boolean {
+	return (
+		f.cutoff === null &&
+		!f.kinds?.length &&
+		!f.eventTypes?.length &&
+		!f.roles?.length &&
+		!f.tools?.length &&
+		f.sinceMs === undefined &&
+		f.untilMs === undefined &&
+		f.isError === undefined &&
+		!f.branchStates?.length &&
+		!f.selectionStates?.length &&
+		!f.files?.length
+	);
+}
+
+/** Rowids of the fragments matching the expression in a range, ascending: the full-text index alone, no row read. */
+export function matchingRowids(db: Database, match: string, range: RowidRange): number[] {
+	const r = rangeSql(range, "rowid");
+	return (db.query(`SELECT rowid FROM fts WHERE fts MATCH ?${r.sql} ORDER BY rowid ASC`).values(match, ...r.params) as [number][]).map((v) => v[0]);
+}
+
+/**
  * Number of fragments matching the expression, counting at most `cap` (cheap: no ranking, no
  * joins), optionally only in a rowid range (FTS5 seeks each token's postings to the range).
  */

@@ -42,6 +42,7 @@ import { admits, beforeCutoff, clausesAdmit, type Cutoff, ruleClauses, type Scop
 import { sessionRuleSql } from "../auth/scope-sql.ts";
 import { scopedMatch } from "../auth/scope-tokens.ts";
 import { PiEventsError } from "../errors.ts";
+import type { SemanticKind } from "../model.ts";
 import { canonicalPath } from "../source/paths.ts";
 import { invocationCutoff, sessionIdOfFile } from "../store/caller.ts";
 import { type EventRow, EventStore, type FragmentRow, type SessionRow } from "../store/events.ts";
@@ -49,6 +50,7 @@ import {
 	type CandidateRow,
 	countMatches,
 	eventsWithFailedCalls,
+	fragmentKinds,
 	hydrate,
 	indexVersion,
 	matchCarriesFilters,
@@ -487,6 +489,14 @@ export class ScopedSearch {
 	 */
 	hydrate(ranked: RankedRow[]): CandidateRow[] {
 		return hydrateAdmitted(this.db, this.store, this.plan.rule, this.plan.cutoff, ranked);
+	}
+
+	/** The semantic kinds of these ranked (so in-scope) fragments. */
+	kinds(ranked: readonly RankedRow[]): Map<number, SemanticKind> {
+		return fragmentKinds(
+			this.db,
+			ranked.map((r) => r.frag_key),
+		);
 	}
 
 	/** Whether the targeted current session is searched (then only before its cutoff). */

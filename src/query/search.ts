@@ -64,7 +64,7 @@ export const SEARCH_WINDOW_FRAGMENTS = 20_000;
  * stops early, a rare one is looked for further back. Walking a window costs about 0.4 µs a
  * fragment at 1 GB (a phrase checks positions of words that are everywhere).
  */
-const FIRST_WINDOW_FRAGMENTS = 5_000;
+const FIRST_WINDOW_FRAGMENTS = 2_500;
 
 export type { SearchFilters };
 
@@ -203,7 +203,7 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 	// In a window, the candidates are read at once (one walk of the window, not a count and then a
 	// read); more than RECENT_MATCHES are a common query's, whose first RECENT_MATCHES in index order are
 	// ranked by kind weight, as they would be without the window.
-	const windowed = onlyCommonTerms(scoped, parsed, bounds.commonTermFragments) ? searchWindow(scoped, bounds, sort, limit) : null;
+	const windowed = onlyCommonTerms(scoped, parsed, bounds.commonTermFragments) ? searchWindow(scoped, parsed, bounds, sort, limit) : null;
 	const range = windowed?.range ?? null;
 	const inWindow = windowed?.rows ?? null;
 	const counted = inWindow?.length ?? scoped.count(FULL_RANK_LIMIT + 1);
@@ -313,19 +313,27 @@ function onlyCommonTerms(scoped: ScopedSearch, parsed: ParsedQuery, common: numb
  * than twice `limit` matches, up to `bounds.windowFragments`; each widening reads only the
  * sessions it adds. Null when the whole scope holds fewer (then nothing is bounded).
  */
-function searchWindow(scoped: ScopedSearch, bounds: SearchBounds, sort: SortOrder, limit: number): { range: RowidRange; rows: RankedRow[] } | null {
+function searchWindow(
+	scoped: ScopedSearch,
+	parsed: ParsedQuery,
+	bounds: SearchBounds,
+	sort: SortOrder,
+	limit: number,
+): { range: RowidRange; rows: RankedRow[] } | null {
 	const order = sort === "oldest" ? "oldest" : "newest";
 	const most = bounds.windowFragments;
 	if (scoped.window(most, order) === null) return null;
 	let fragments = Math.min(bounds.firstWindowFragments ?? FIRST_WINDOW_FRAGMENTS, most);
 	let range = scoped.window(fragments, order)!;
-	const rows = matchesIn(scoped, range, order);
+	// Single words only (no phrase, no word split in parts): their matches are cheap to list.
+	const wordsOnly = parsed.terms.every((t) => t.alternatives.every((a) => alternativeTokens(a).length <= 1));
+	const rows = matchesIn(scoped, range, order, wordsOnly);
 	while (rows.length < 2 * limit && fragments < most) {
 		fragments = Math.min(fragments * 2, most);
 		const wider = scoped.window(fragments, order)!;
 		// The fragments the wider window adds: older than the current one (newer, sorting oldest first).
 		const part: RowidRange = order === "newest" ? { from: wider.from, to: range.from! - 1 } : { from: range.to! + 1, to: wider.to };
-		rows.push(...matchesIn(scoped, part, order));
+		rows.push(...matchesIn(scoped, part, order, wordsOnly));
 		range = wider;
 	}
 	return { range, rows: rows.slice(0, RECENT_MATCHES + 1) };
@@ -338,10 +346,11 @@ function searchWindow(scoped: ScopedSearch, bounds: SearchBounds, sort: SortOrde
  * fragments backwards several times slower than forwards, however narrow the range (at 5 GB, 11
  * against 3 ms for `"function error the"`).
  */
-function matchesIn(scoped: ScopedSearch, part: RowidRange, order: "newest" | "oldest"): RankedRow[] {
-	if (order === "newest") {
+function matchesIn(scoped: ScopedSearch, part: RowidRange, order: "newest" | "oldest", wordsOnly: boolean): RankedRow[] {
+	if (order === "newest" && wordsOnly) {
 		// Only the newest RECENT_MATCHES + 1 are kept: where they start is read from the postings
-		// alone, and only their rows are read (at 1 GB, 1,900 matches in the first window).
+		// alone, and only their rows are read (at 1 GB, 1,900 matches of `the error` in the first
+		// window). Not for phrases: checking positions is their cost, and it would be paid twice.
 		const rowids = scoped.matchRowids(part);
 		if (rowids !== null && rowids.length > RECENT_MATCHES + 1) part = { ...part, from: rowids[rowids.length - (RECENT_MATCHES + 1)]! };
 	}
@@ -488,9 +497,9 @@ function rerank(scoped: ScopedSearch, ranked: RankedRow[], terms: readonly Signa
 	ranked.sort(byScore);
 	const top = ranked.slice(0, RERANK_CANDIDATES);
 	if (top.length === 0) return texts;
-	// Ranked rows carry their kind; hydrate only what lacks it (and, below, what proximity reads).
+	// Ranking does not read kinds (store/search.ts fragmentKinds): the top candidates ask for theirs.
 	const lacking = top.filter((r) => r.kind === undefined);
-	const kindOf = new Map(lacking.length > 0 ? scoped.hydrate(lacking).map((r) => [r.frag_key, r.kind] as const) : []);
+	const kindOf = lacking.length > 0 ? scoped.kinds(lacking) : new Map<number, SemanticKind>();
 	const prose = proseShare(terms);
 	// A call whose result failed is what went wrong, like the result itself (which carries the error boost).
 	const calls = top.filter((r) => (r.kind ?? kindOf.get(r.frag_key)) === "tool.call").map((r) => r.event_key);

@@ -139,7 +139,7 @@ export interface RankedRow {
 	length: number;
 	event_key: number;
 	session_key: number;
-	/** The fragment's semantic kind (for the ranking signals, without hydrating). */
+	/** The fragment's semantic kind, when known (ranking does not read it: see fragmentKinds). */
 	kind?: SemanticKind;
 	/** Only when ranked `withTime`. */
 	ts_ms?: number | null;
@@ -190,7 +190,7 @@ export function rankFragments(db: Database, match: string, filters: SqlFilters, 
 	const { where, params, needsEvents } = filterSql(filters, sessionLevel);
 	const range = rangeSql(options.range, "fts.rowid");
 	const sql = `
-		SELECT fts.rowid AS frag_key, -f.weight AS score, f.weight, f.full_length AS length, f.event_key, f.session_key, f.kind${withTime ? ", f.ts_ms" : ""}
+		SELECT fts.rowid AS frag_key, -f.weight AS score, f.weight, f.full_length AS length, f.event_key, f.session_key${withTime ? ", f.ts_ms" : ""}
 		FROM fts
 		JOIN fragments f ON f.frag_key = fts.rowid
 		${needsEvents ? "JOIN events e ON e.event_key = f.event_key" : ""}
@@ -198,6 +198,19 @@ export function rankFragments(db: Database, match: string, filters: SqlFilters, 
 		ORDER BY fts.rowid ${order === "oldest" ? "ASC" : "DESC"}
 		LIMIT ?`;
 	return db.query(sql).all(match, ...range.params, ...params, limit) as RankedRow[];
+}
+
+/**
+ * The semantic kind of each of these fragments (rerank's top candidates): ranking does not read
+ * it, since turning a kind into a string for each of a thousand candidates cost a third of the read.
+ */
+export function fragmentKinds(db: Database, fragKeys: readonly number[]): Map<number, SemanticKind> {
+	if (fragKeys.length === 0) return new Map();
+	const rows = db.query(`SELECT frag_key, kind FROM fragments WHERE frag_key IN (${fragKeys.map(() => "?").join(", ")})`).all(...fragKeys) as {
+		frag_key: number;
+		kind: SemanticKind;
+	}[];
+	return new Map(rows.map((r) => [r.frag_key, r.kind]));
 }
 
 /** Everything a hit shows, for a handful of ranked fragments (in ranked order). */

@@ -428,7 +428,8 @@ export class ScopedSearch {
 
 	/** In-scope matching fragments, counting at most `cap` (only in `range`, when given). */
 	count(cap: number, range?: RowidRange): number {
-		return countMatches(this.db, this.plan.match, cap, range);
+		// Over the whole scope, a count is kept with the token counts while the index is unchanged.
+		return range === undefined ? this.cappedCount(this.plan.match, cap) : countMatches(this.db, this.plan.match, cap, range);
 	}
 
 	/** The rule without the targeted current session: what it holds after its cutoff must not show. */

@@ -498,14 +498,13 @@ function rerank(scoped: ScopedSearch, ranked: RankedRow[], terms: readonly Signa
 	const top = ranked.slice(0, RERANK_CANDIDATES);
 	if (top.length === 0) return texts;
 	// Ranking does not read kinds (store/search.ts fragmentKinds): the top candidates ask for theirs.
-	const lacking = top.filter((r) => r.kind === undefined);
-	const kindOf = lacking.length > 0 ? scoped.kinds(lacking) : new Map<number, SemanticKind>();
+	const kindOf = scoped.kinds(top);
 	const prose = proseShare(terms);
 	// A call whose result failed is what went wrong, like the result itself (which carries the error boost).
-	const calls = top.filter((r) => (r.kind ?? kindOf.get(r.frag_key)) === "tool.call").map((r) => r.event_key);
+	const calls = top.filter((r) => kindOf.get(r.frag_key) === "tool.call").map((r) => r.event_key);
 	const failedCalls = calls.length > 0 ? scoped.failedCallEvents(calls) : new Set<number>();
 	for (const r of top) {
-		const kind = r.kind ?? kindOf.get(r.frag_key);
+		const kind = kindOf.get(r.frag_key);
 		if (kind === undefined) continue;
 		r.score *= evidenceFactor(kind, prose) * (failedCalls.has(r.event_key) ? ERROR_BOOST : 1);
 	}

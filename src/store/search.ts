@@ -139,8 +139,6 @@ export interface RankedRow {
 	length: number;
 	event_key: number;
 	session_key: number;
-	/** The fragment's semantic kind, when known (ranking does not read it: see fragmentKinds). */
-	kind?: SemanticKind;
 	/** Only when ranked `withTime`. */
 	ts_ms?: number | null;
 }
@@ -341,19 +339,8 @@ export function indexVersion(db: Database): string {
  * say: no fragment or event filter and no cutoff, which only SQL can apply.
  */
 export function matchCarriesFilters(f: SqlFilters): boolean {
-	return (
-		f.cutoff === null &&
-		!f.kinds?.length &&
-		!f.eventTypes?.length &&
-		!f.roles?.length &&
-		!f.tools?.length &&
-		f.sinceMs === undefined &&
-		f.untilMs === undefined &&
-		f.isError === undefined &&
-		!f.branchStates?.length &&
-		!f.selectionStates?.length &&
-		!f.files?.length
-	);
+	// Asked of filterSql itself, so a filter added there is never missed here.
+	return filterSql({ ...f, excludeDerived: false }).where === "1";
 }
 
 /** Rowids of the fragments matching the expression in a range, ascending: the full-text index alone, no row read. */

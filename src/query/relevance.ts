@@ -142,6 +142,7 @@ function wordsWithPrefixes(text: string, stems: readonly string[]): Set<string> 
 }
 
 export function textSignals(text: string, terms: readonly SignalTerm[], forms: WordForms, texts: TextWords = new TextWords()): TextSignals {
+	if (ASCII_ONLY.test(text) && terms.every((t) => t.tokens.length === 1)) return asciiSignals(text, terms, forms);
 	const words = texts.of(text);
 	const positions: number[][] = terms.map(() => []);
 	for (let i = 0; i < words.length; i++) {
@@ -162,6 +163,86 @@ export function textSignals(text: string, terms: readonly SignalTerm[], forms: W
 		}
 	}
 	const present = positions.map((p, t) => ({ p, len: terms[t]!.tokens.length })).filter((x) => x.p.length > 0);
+	return { found: present.length, window: present.length >= 2 ? minimalWindow(present) : 0 };
+}
+
+/**
+ * The words of an ASCII text as textWords splits them (there, folding is lowercasing), as
+ * [start, end) offsets into the text itself: each run of letters and digits, cut where
+ * splitCamel's pattern matches, scanning as a global regex does (a match consumes its characters:
+ * `HTTPsServer` is `htt psserver`). No copy of the text is made; proximity reads up to 32 KB of
+ * candidate text per search, and splitting and lowercasing it first cost as much as the rest.
+ */
+export function asciiWordSpans(text: string): number[] {
+	const spans: number[] = [];
+	const n = text.length;
+	for (let i = 0; i < n; ) {
+		if (!isAlnum(text.charCodeAt(i))) {
+			i++;
+			continue;
+		}
+		let end = i + 1;
+		while (end < n && isAlnum(text.charCodeAt(end))) end++;
+		let start = i;
+		for (let p = i; p < end; ) {
+			const c = text.charCodeAt(p);
+			// ([a-z0-9])([A-Z]): a word ends at the lowercase letter or digit.
+			if ((isLower(c) || isDigit(c)) && p + 1 < end && isUpper(text.charCodeAt(p + 1))) {
+				spans.push(start, p + 1);
+				start = p + 1;
+				p += 2;
+			} else if (isUpper(c)) {
+				// ([A-Z]+)([A-Z][a-z]): a run of capitals before a lowercase letter keeps its last capital for the next word.
+				let q = p + 1;
+				while (q < end && isUpper(text.charCodeAt(q))) q++;
+				if (q - p >= 2 && q < end && isLower(text.charCodeAt(q))) {
+					spans.push(start, q - 1);
+					start = q - 1;
+					p = q + 1;
+				} else p = q;
+			} else p++;
+		}
+		spans.push(start, end);
+		i = end;
+	}
+	return spans;
+}
+
+/** Whether text[start, end) is `token` (lowercase ASCII) ignoring the text's case. */
+function sameWord(text: string, start: number, end: number, token: string): boolean {
+	if (end - start !== token.length) return false;
+	for (let k = 0; k < token.length; k++) {
+		const c = text.charCodeAt(start + k);
+		if ((isUpper(c) ? c | 32 : c) !== token.charCodeAt(k)) return false;
+	}
+	return true;
+}
+
+/** textSignals for an ASCII text and one-word terms, comparing words in place (asciiWordSpans). */
+function asciiSignals(text: string, terms: readonly SignalTerm[], forms: WordForms): TextSignals {
+	const spans = asciiWordSpans(text);
+	const positions: number[][] = terms.map(() => []);
+	for (let w = 0; w < spans.length; w += 2) {
+		const start = spans[w]!;
+		const end = spans[w + 1]!;
+		const first = text.charCodeAt(start) | 32;
+		let wordStem: string | undefined;
+		for (let t = 0; t < terms.length; t++) {
+			const list = positions[t]!;
+			if (list.length >= MAX_POSITIONS) continue;
+			const term = terms[t]!;
+			const token = term.tokens[0]!;
+			const stem = term.stem;
+			// Both the token and a stem begin with the word's first letter (mayHaveStem).
+			if (first !== token.charCodeAt(0) && (stem === null || first !== stem.charCodeAt(0))) continue;
+			if (sameWord(text, start, end, token)) list.push(w / 2);
+			else if (stem !== null && end - start >= 2 && (text.charCodeAt(start + 1) | 32) === stem.charCodeAt(1)) {
+				wordStem ??= forms.stemOf(text.slice(start, end).toLowerCase());
+				if (wordStem === stem) list.push(w / 2);
+			}
+		}
+	}
+	const present = positions.map((p) => ({ p, len: 1 })).filter((x) => x.p.length > 0);
 	return { found: present.length, window: present.length >= 2 ? minimalWindow(present) : 0 };
 }
 

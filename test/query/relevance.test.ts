@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { cleanupTempDirs, makeTempDir } from "../helpers/temp.ts";
-import { snippetTokens } from "../../src/query/relevance.ts";
+import { asciiWordSpans, snippetTokens, TextWords, textSignals } from "../../src/query/relevance.ts";
 import { stem, WordForms } from "../../src/project/stem.ts";
 import { assistantEntry, buildIndex, ids, oneMessageSession, run, type TestIndex, toolResultEntry, userEntry, writeSession } from "./helpers.ts";
 
@@ -101,6 +101,44 @@ describe("forms marked in snippets", () => {
 
 	test("a text with non-ASCII characters is folded as the index folds it", () => {
 		expect(marks("Les erreurs: Érrors, ÉRRORS", ["error"])).toEqual([["error", "errors"]]);
+	});
+});
+
+describe("proximity over ASCII text (words compared in place)", () => {
+	const words = (text: string) => {
+		const spans = asciiWordSpans(text);
+		const out: string[] = [];
+		for (let w = 0; w < spans.length; w += 2) out.push(text.slice(spans[w], spans[w + 1]).toLowerCase());
+		return out;
+	};
+
+	test("splits words exactly as the general path does: camelCase, capital runs, digits, a regex's consumed characters", () => {
+		for (const text of ["parseSessionEntries", "HTTPServer", "HTTPsServer", "aBCd", "v2Alpha x86_64", "ABC", "a-b_c.D9e", ""]) {
+			expect(words(text)).toEqual(new TextWords().of(text));
+		}
+		// Random strings over the characters that matter (a fixed generator: the same cases every run).
+		let seed = 7;
+		const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+		const alphabet = "aAbBzZ09 _-.sS";
+		for (let i = 0; i < 5000; i++) {
+			let text = "";
+			for (let k = next() % 16; k >= 0; k--) text += alphabet[next() % alphabet.length];
+			expect(words(text)).toEqual(new TextWords().of(text));
+		}
+	});
+
+	test("gives the same positions and window as the general path", () => {
+		const term = (w: string) => ({ text: w, phrase: false, tokens: [w], stem: stem(w) });
+		const terms = ["deploy", "error", "the"].map(term);
+		for (const text of [
+			"The deployment failed with an Error in the DeployController",
+			"error: the deploys keep failing; ERRORS everywhere, then the deploy worked",
+			"nothing relevant here",
+		]) {
+			// A character outside ASCII far away sends the same text down the general path.
+			expect(textSignals(text, terms, new WordForms())).toEqual(textSignals(`${text} é`, terms, new WordForms()));
+		}
+		expect(textSignals("deploy the error", terms, new WordForms())).toEqual({ found: 3, window: 3 });
 	});
 });
 

@@ -27,6 +27,7 @@ import { scoreFragments, shareOfBest } from "./answer-score.ts";
 import { fragmentTexts } from "./source-text.ts";
 import { evidenceFactor, proseShare, proximityFactor, type SignalTerm, snippetTokens, TextWords, textSignals } from "./relevance.ts";
 import { WordForms } from "../project/stem.ts";
+import { SourceFiles } from "../source/read.ts";
 
 export const DEFAULT_LIMIT = 10;
 export const MAX_LIMIT = 100;
@@ -174,6 +175,15 @@ export interface SearchResult {
 }
 
 export function search(db: Database, request: SearchRequest): SearchResult {
+	const files = new SourceFiles();
+	try {
+		return searchWith(db, request, files);
+	} finally {
+		files.close();
+	}
+}
+
+function searchWith(db: Database, request: SearchRequest, files: SourceFiles): SearchResult {
 	const started = performance.now();
 	const limit = request.limit ?? DEFAULT_LIMIT;
 	if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
@@ -189,7 +199,7 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 		if (!narrows(request.filters)) {
 			throw new PiEventsError("E_BAD_QUERY", `the query is empty: give words to search for, or at least one filter (${NARROWING_FLAGS})`);
 		}
-		return filterOnlySearch(gate, request, limit, started);
+		return filterOnlySearch(gate, request, limit, started, files);
 	}
 	const parsed = parseQuery(request.query, { exact: request.exact });
 	const scoped = gate.search(parsed.match, request.filters, { includeDerived: request.includeDerived });
@@ -213,7 +223,7 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 	// Signals BM25 cannot see (conversational evidence, proximity), from the top candidates' source text.
 	const forms = new WordForms();
 	const words = new TextWords();
-	const texts = sort === "relevance" ? rerank(scoped, ranked, parsed.terms, forms, words) : new Map<number, string | null>();
+	const texts = sort === "relevance" ? rerank(scoped, ranked, parsed.terms, forms, words, files) : new Map<number, string | null>();
 
 	// One candidate per event (its best fragment), or per session (its first event in the order).
 	const events = bestPerEvent(ranked);
@@ -247,7 +257,7 @@ export function search(db: Database, request: SearchRequest): SearchResult {
 			const hit = toHit(
 				row,
 				matched.get(row.event_key) ?? 1,
-				texts.has(row.frag_key) ? (texts.get(row.frag_key) ?? null) : fragmentText(row),
+				texts.has(row.frag_key) ? (texts.get(row.frag_key) ?? null) : fragmentText(row, files),
 				parsed.terms,
 				forms,
 				words,
@@ -491,7 +501,14 @@ const PROXIMITY_BUDGET_BYTES = 32 * 1024;
  * Sort the candidates best first, multiply the top ones' scores by their signals and re-sort them, in place. Returns the texts
  * read (null: the source changed since indexing), keyed by fragment, for the snippets.
  */
-function rerank(scoped: ScopedSearch, ranked: RankedRow[], terms: readonly SignalTerm[], forms: WordForms, words: TextWords): Map<number, string | null> {
+function rerank(
+	scoped: ScopedSearch,
+	ranked: RankedRow[],
+	terms: readonly SignalTerm[],
+	forms: WordForms,
+	words: TextWords,
+	files: SourceFiles,
+): Map<number, string | null> {
 	const texts = new Map<number, string | null>();
 	// The top candidates by relevance (answer-score.ts) × kind weight (in the recent window, by kind weight alone).
 	ranked.sort(byScore);
@@ -518,7 +535,7 @@ function rerank(scoped: ScopedSearch, ranked: RankedRow[], terms: readonly Signa
 			const row = rows.get(r.frag_key);
 			if (!row || row.byte_length > PROXIMITY_LINE_BYTES || row.byte_length > budget) continue;
 			budget -= row.byte_length;
-			const text = fragmentText(row);
+			const text = fragmentText(row, files);
 			texts.set(r.frag_key, text);
 			if (text !== null) r.score *= proximityFactor(textSignals(text, terms, forms, words), terms.length);
 		}
@@ -596,16 +613,19 @@ function cmp(a: string, b: string): number {
 }
 
 /** The hit's evidence text, re-derived from the source; null when the source changed since indexing. */
-function fragmentText(row: CandidateRow): string | null {
-	const texts = fragmentTexts({
-		path: row.session_file,
-		byteOffset: row.byte_offset,
-		byteLength: row.byte_length,
-		contentHash: row.content_hash,
-		seq: row.seq,
-		version: row.version,
-		parentId: row.parent_id,
-	});
+function fragmentText(row: CandidateRow, files: SourceFiles): string | null {
+	const texts = fragmentTexts(
+		{
+			path: row.session_file,
+			byteOffset: row.byte_offset,
+			byteLength: row.byte_length,
+			contentHash: row.content_hash,
+			seq: row.seq,
+			version: row.version,
+			parentId: row.parent_id,
+		},
+		files,
+	);
 	return texts?.get(row.fragment_id) ?? null;
 }
 
@@ -681,7 +701,7 @@ function narrows(f: SearchFilters): boolean {
  */
 const FILTER_SCAN_BUDGET = 40_000;
 
-function filterOnlySearch(gate: Gate, request: SearchRequest, limit: number, started: number): SearchResult {
+function filterOnlySearch(gate: Gate, request: SearchRequest, limit: number, started: number, files: SourceFiles): SearchResult {
 	const { filters } = request;
 	const browse = gate.browse(filters, { includeDerived: request.includeDerived });
 	const newest = request.sort !== "oldest";
@@ -700,7 +720,7 @@ function filterOnlySearch(gate: Gate, request: SearchRequest, limit: number, sta
 			return null;
 		});
 		if (!newest) sessions.sortAll((a, b) => (Number.isNaN(startMs(a)) ? 1 : Number.isNaN(startMs(b)) ? -1 : startMs(a) - startMs(b)));
-		return filterOnlyScan(browse, sessions, request, limit, started);
+		return filterOnlyScan(browse, sessions, request, limit, started, files);
 	} finally {
 		cursor?.close();
 	}
@@ -740,7 +760,14 @@ class SessionQueue {
 	}
 }
 
-function filterOnlyScan(browse: ScopedBrowse | null, sessions: SessionQueue, request: SearchRequest, limit: number, started: number): SearchResult {
+function filterOnlyScan(
+	browse: ScopedBrowse | null,
+	sessions: SessionQueue,
+	request: SearchRequest,
+	limit: number,
+	started: number,
+	files: SourceFiles,
+): SearchResult {
 	const newest = request.sort !== "oldest";
 	const grouped = request.groupBy === "session";
 	const startMs = (s: BrowseSessionRow) => (s.created ? Date.parse(s.created) : Number.NaN);
@@ -809,7 +836,7 @@ function filterOnlyScan(browse: ScopedBrowse | null, sessions: SessionQueue, req
 	// No query words: relevance is the kind weight alone, shown as its share of the best.
 	const best = events.reduce((max, e) => Math.max(max, -e.score), 0);
 	const hits = selected.map((row, i) => {
-		const hit = toHit(row, perEvent.get(row.event_key) ?? 1, fragmentText(row), [], new WordForms(), new TextWords(), i + 1, best);
+		const hit = toHit(row, perEvent.get(row.event_key) ?? 1, fragmentText(row, files), [], new WordForms(), new TextWords(), i + 1, best);
 		if (grouped) hit.otherMatchingEvents = (perSession.get(row.session_key) ?? 1) - 1;
 		return hit;
 	});

@@ -6,7 +6,7 @@
 import { projectEntry } from "../project/projector.ts";
 import { hashBytes } from "../source/hash.ts";
 import { decodeLine } from "../source/jsonl.ts";
-import { readLineAt } from "../source/read.ts";
+import { readLineAt, type SourceFiles } from "../source/read.ts";
 
 interface TextLocator {
 	path: string;
@@ -18,11 +18,14 @@ interface TextLocator {
 	parentId: string | null;
 }
 
-/** The bounded (indexed) text of every fragment of an event, by fragment id; null if the source changed. */
-export function fragmentTexts(loc: TextLocator): Map<string, string> | null {
+/**
+ * The bounded (indexed) text of every fragment of an event, by fragment id; null if the source
+ * changed. `files`: the files already open for this answer.
+ */
+export function fragmentTexts(loc: TextLocator, files?: SourceFiles): Map<string, string> | null {
 	let bytes: Uint8Array;
 	try {
-		bytes = readLineAt(loc.path, loc.byteOffset, loc.byteLength);
+		bytes = files ? files.readLineAt(loc.path, loc.byteOffset, loc.byteLength) : readLineAt(loc.path, loc.byteOffset, loc.byteLength);
 	} catch {
 		return null;
 	}

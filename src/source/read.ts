@@ -149,11 +149,38 @@ function fingerprintFd(fd: number, end: number): PrefixFingerprint {
 export function readLineAt(path: string, offset: number, length: number): Uint8Array {
 	const fd = openRegularFile(path);
 	try {
-		const buf = Buffer.allocUnsafe(length);
-		const got = length > 0 ? readSync(fd, buf, 0, length, offset) : 0;
-		return buf.subarray(0, got);
+		return readAt(fd, offset, length);
 	} finally {
 		closeSync(fd);
+	}
+}
+
+function readAt(fd: number, offset: number, length: number): Uint8Array {
+	const buf = Buffer.allocUnsafe(length);
+	const got = length > 0 ? readSync(fd, buf, 0, length, offset) : 0;
+	return buf.subarray(0, got);
+}
+
+/**
+ * Session files kept open for the reads of one answer (a search reads up to about 30 lines, often
+ * several from one session): each file is opened and checked once, not once per line. Close it
+ * when the answer is done.
+ */
+export class SourceFiles {
+	private readonly open = new Map<string, number>();
+
+	readLineAt(path: string, offset: number, length: number): Uint8Array {
+		let fd = this.open.get(path);
+		if (fd === undefined) {
+			fd = openRegularFile(path);
+			this.open.set(path, fd);
+		}
+		return readAt(fd, offset, length);
+	}
+
+	close(): void {
+		for (const fd of this.open.values()) closeSync(fd);
+		this.open.clear();
 	}
 }
 

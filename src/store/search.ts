@@ -7,6 +7,7 @@
 import type { Database, SQLQueryBindings } from "bun:sqlite";
 import { cutoffSql, sessionRuleSql } from "../auth/scope-sql.ts";
 import { fragmentKeySpan } from "./db.ts";
+import { inList } from "./in-list.ts";
 import type { BranchState, SelectionState, SemanticKind } from "../model.ts";
 export { KIND_WEIGHTS } from "../project/weights.ts";
 
@@ -88,9 +89,10 @@ export function filterSql(f: SqlFilters, sessionLevel = false): { where: string;
 			rest.params.push(...rule.params);
 		}
 	}
-	const inList = (column: string, values: readonly (string | number)[]) => {
-		rest.sql.push(`${column} IN (${values.map(() => "?").join(", ")})`);
-		rest.params.push(...values);
+	const among = (column: string, values: readonly (string | number)[]) => {
+		const list = inList(values);
+		rest.sql.push(`${column} IN ${list.sql}`);
+		rest.params.push(...list.params);
 	};
 	const ev = (fn: () => void) => {
 		needsEvents = true;
@@ -103,12 +105,12 @@ export function filterSql(f: SqlFilters, sessionLevel = false): { where: string;
 			rest.params.push(...cutoff.params);
 		});
 	}
-	if (f.kinds?.length) inList("f.kind", f.kinds);
+	if (f.kinds?.length) among("f.kind", f.kinds);
 	if (f.excludeDerived) rest.sql.push("f.derived = 0");
 	const { eventTypes, roles, tools, sinceMs, untilMs, isError, branchStates, selectionStates, files } = f;
-	if (eventTypes?.length) ev(() => inList("e.event_type", eventTypes));
-	if (roles?.length) ev(() => inList("e.role", roles));
-	if (tools?.length) ev(() => inList("e.tool_name", tools));
+	if (eventTypes?.length) ev(() => among("e.event_type", eventTypes));
+	if (roles?.length) ev(() => among("e.role", roles));
+	if (tools?.length) ev(() => among("e.tool_name", tools));
 	// The event's time is on the fragment too: a time filter reads no event row.
 	if (sinceMs !== undefined) {
 		rest.sql.push("f.ts_ms >= ?");
@@ -119,8 +121,8 @@ export function filterSql(f: SqlFilters, sessionLevel = false): { where: string;
 		rest.params.push(untilMs);
 	}
 	if (isError !== undefined) ev(() => rest.sql.push(isError ? "e.is_error = 1" : "(e.is_error = 0 OR e.is_error IS NULL)"));
-	if (branchStates?.length) ev(() => inList("e.branch_state", branchStates));
-	if (selectionStates?.length) ev(() => inList("e.selection_state", selectionStates));
+	if (branchStates?.length) ev(() => among("e.branch_state", branchStates));
+	if (selectionStates?.length) ev(() => among("e.selection_state", selectionStates));
 	if (files?.length) {
 		rest.sql.push(
 			`EXISTS (SELECT 1 FROM event_files ef WHERE ef.event_key = f.event_key AND (${files.map(() => "ef.path = ? OR instr(ef.path, ?) = 1").join(" OR ")}))`,
@@ -204,7 +206,8 @@ export function rankFragments(db: Database, match: string, filters: SqlFilters, 
  */
 export function fragmentKinds(db: Database, fragKeys: readonly number[]): Map<number, SemanticKind> {
 	if (fragKeys.length === 0) return new Map();
-	const rows = db.query(`SELECT frag_key, kind FROM fragments WHERE frag_key IN (${fragKeys.map(() => "?").join(", ")})`).all(...fragKeys) as {
+	const keys = inList(fragKeys);
+	const rows = db.query(`SELECT frag_key, kind FROM fragments WHERE frag_key IN ${keys.sql}`).all(...keys.params) as {
 		frag_key: number;
 		kind: SemanticKind;
 	}[];
@@ -214,6 +217,7 @@ export function fragmentKinds(db: Database, fragKeys: readonly number[]): Map<nu
 /** Everything a hit shows, for a handful of ranked fragments (in ranked order). */
 export function hydrate(db: Database, ranked: RankedRow[]): CandidateRow[] {
 	if (ranked.length === 0) return [];
+	const keys = inList(ranked.map((r) => r.frag_key));
 	const rows = db
 		.query(
 			`SELECT f.frag_key, f.fragment_id, f.kind, f.derived, e.event_key, e.entry_id, e.event_type, e.role, e.tool_name, e.ts_ms, e.is_error,
@@ -223,9 +227,9 @@ export function hydrate(db: Database, ranked: RankedRow[]): CandidateRow[] {
 			 JOIN events e ON e.event_key = f.event_key
 			 JOIN sessions s ON s.session_key = e.session_key
 			 JOIN files fl ON fl.file_key = s.file_key
-			 WHERE f.frag_key IN (${ranked.map(() => "?").join(", ")})`,
+			 WHERE f.frag_key IN ${keys.sql}`,
 		)
-		.all(...ranked.map((r) => r.frag_key)) as Omit<CandidateRow, "score">[];
+		.all(...keys.params) as Omit<CandidateRow, "score">[];
 	const byKey = new Map(rows.map((r) => [r.frag_key, r]));
 	const out: CandidateRow[] = [];
 	for (const r of ranked) {
@@ -243,24 +247,26 @@ export function matchedPerEvent(db: Database, match: string, eventKeys: number[]
 	const result = new Map<number, number>();
 	if (eventKeys.length === 0) return result;
 	// Only the kind filter and derivation differ between fragments of one event; the others hold for all of them.
-	const kindSql = (kinds?.length ? ` AND f.kind IN (${kinds.map(() => "?").join(", ")})` : "") + (excludeDerived ? " AND f.derived = 0" : "");
-	const keys = eventKeys.map(() => "?").join(", ");
+	const kindList = inList(kinds ?? []);
+	const kindSql = (kinds?.length ? ` AND f.kind IN ${kindList.sql}` : "") + (excludeDerived ? " AND f.derived = 0" : "");
+	const keys = inList(eventKeys);
 	const sizes = db
-		.query(`SELECT f.event_key, count(*) AS n FROM fragments f WHERE f.event_key IN (${keys})${kindSql} GROUP BY f.event_key`)
-		.all(...eventKeys, ...(kinds ?? [])) as { event_key: number; n: number }[];
+		.query(`SELECT f.event_key, count(*) AS n FROM fragments f WHERE f.event_key IN ${keys.sql}${kindSql} GROUP BY f.event_key`)
+		.all(...keys.params, ...kindList.params) as { event_key: number; n: number }[];
 	const several: number[] = [];
 	for (const s of sizes) {
 		if (s.n <= 1) result.set(s.event_key, 1);
 		else several.push(s.event_key);
 	}
 	if (several.length === 0) return result;
+	const severalList = inList(several);
 	const rows = db
 		.query(
 			`SELECT f.event_key, count(*) AS n FROM fragments f CROSS JOIN fts
-			 WHERE fts.rowid = f.frag_key AND f.event_key IN (${several.map(() => "?").join(", ")})${kindSql} AND fts MATCH ?
+			 WHERE fts.rowid = f.frag_key AND f.event_key IN ${severalList.sql}${kindSql} AND fts MATCH ?
 			 GROUP BY f.event_key`,
 		)
-		.all(...several, ...(kinds ?? []), match) as { event_key: number; n: number }[];
+		.all(...severalList.params, ...kindList.params, match) as { event_key: number; n: number }[];
 	for (const r of rows) result.set(r.event_key, r.n);
 	return result;
 }
@@ -275,13 +281,14 @@ export function matchedPerEvent(db: Database, match: string, eventKeys: number[]
 export function eventsWithFailedCalls(db: Database, eventKeys: readonly number[], cutoff: { sessionId: string; seq: number } | null = null): Set<number> {
 	if (eventKeys.length === 0) return new Set();
 	const beforeCutoff = cutoffSql(cutoff, "r", "r.session_key");
+	const keys = inList(eventKeys);
 	const rows = db
 		.query(
 			`SELECT e.event_key FROM events e
-			 WHERE e.event_key IN (${eventKeys.map(() => "?").join(", ")}) AND e.call_ids IS NOT NULL
+			 WHERE e.event_key IN ${keys.sql} AND e.call_ids IS NOT NULL
 			   AND EXISTS (SELECT 1 FROM json_each(e.call_ids) j CROSS JOIN events r ON r.session_key = e.session_key AND r.tool_call_id = j.value WHERE r.is_error = 1${beforeCutoff ? ` AND ${beforeCutoff.sql}` : ""})`,
 		)
-		.all(...eventKeys, ...(beforeCutoff?.params ?? [])) as { event_key: number }[];
+		.all(...keys.params, ...(beforeCutoff?.params ?? [])) as { event_key: number }[];
 	return new Set(rows.map((r) => r.event_key));
 }
 

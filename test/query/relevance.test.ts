@@ -4,6 +4,7 @@
  * no-silent-empty explanation (within the caller's scope only).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { cleanupTempDirs, makeTempDir } from "../helpers/temp.ts";
 import { asciiWordSpans, snippetTokens, TextWords, textSignals } from "../../src/query/relevance.ts";
@@ -143,6 +144,12 @@ describe("proximity over ASCII text (words compared in place)", () => {
 });
 
 describe("ranking signals", () => {
+	test.skipIf(process.platform !== "linux")("a search leaves no session file open (its reads share one descriptor per file)", () => {
+		const before = readdirSync("/proc/self/fd").length;
+		for (let i = 0; i < 5; i++) expect(run(idx.db, "checkout payment webhook", {}, { scope: inA }).hits.length).toBeGreaterThan(0);
+		expect(readdirSync("/proc/self/fd").length).toBe(before);
+	});
+
 	test("proximity: the words close together rank above the same words far apart", () => {
 		expect(ids(run(idx.db, "checkout payment webhook", {}, { scope: inA }))).toEqual([u(4), u(5)]);
 	});

@@ -181,4 +181,18 @@ describe("a query of common words only", () => {
 		// The newest session is B's last; its matches are among the hits.
 		expect(r.hits.some((h) => h.sessionId === sid("bbbb", SESSIONS - 1))).toBe(true);
 	});
+	test("the newest matches of a very common word are the same read forwards from where they start as read backwards", () => {
+		// Every fragment holds alpha; delta is in half of A's and all of B's. Past fullRankLimit only the
+		// newest RECENT_MATCHES are ranked: found in windows of 150, 300, 600 fragments, or (a first
+		// window larger than the index) read backwards over the whole posting list.
+		for (const scope of [UNSCOPED, inA]) {
+			for (const query of ["alpha", "delta"]) {
+				const forwards = find(both.db, query, { scope, bounds: { ...BOUNDS, fullRankLimit: 100, firstWindowFragments: 150 } });
+				const backwards = find(both.db, query, { scope, bounds: { ...BOUNDS, fullRankLimit: 100, firstWindowFragments: 1_000_000 } });
+				expect(forwards.coverage.mode).toBe("recent");
+				expect(forwards.coverage.estimatedMatches).toBe(RECENT_MATCHES);
+				expect({ ...forwards, elapsedMs: 0 }).toEqual({ ...backwards, elapsedMs: 0 });
+			}
+		}
+	});
 });

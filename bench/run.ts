@@ -198,10 +198,10 @@ const add = (m: Measure) => {
 	console.error(`${m.label}: ${m.text}`);
 };
 
-// 2. Cold index, as a whole process (peak RSS and CPU time from GNU time when installed).
-if (!reuseIndex) {
+/** A cold index of the corpus by `binary` into `index` (a whole process): seconds, the report, peak RSS (KB) and CPU seconds. */
+function coldIndex(binary: string, index: string) {
 	const rssFile = join(work, "time.txt");
-	const command = [bin, "index", "--json", "--index", indexPath, "--sessions-dir", sessionsDir];
+	const command = [binary, "index", "--json", "--index", index, "--sessions-dir", sessionsDir];
 	const started = performance.now();
 	const p = Bun.spawnSync(gnuTime ? [gnuTime, "-f", "%M %U %S", "-o", rssFile, ...command] : command, {
 		env: { ...process.env, ...env },
@@ -212,6 +212,12 @@ if (!reuseIndex) {
 	if (p.exitCode !== 0) throw new Error(`index failed: ${p.stderr.toString()}`);
 	const report = JSON.parse(p.stdout.toString()) as { eventsAdded: number; bytesRead: number };
 	const [rssKb, user, sys] = gnuTime ? readFileSync(rssFile, "utf8").trim().split(/\s+/).map(Number) : [(p.resourceUsage?.maxRSS ?? 0) / 1024, 0, 0];
+	return { seconds, report, rssKb: rssKb!, cpu: gnuTime ? user! + sys! : null };
+}
+
+// 2. Cold index, as a whole process (peak RSS and CPU time from GNU time when installed).
+if (!reuseIndex) {
+	const { seconds, report, rssKb, cpu } = coldIndex(bin, indexPath);
 	const dbBytes = statSync(indexPath).size + (existsSync(`${indexPath}-wal`) ? statSync(`${indexPath}-wal`).size : 0);
 	const mbps = manifest.totalBytes / 1e6 / seconds;
 	add({
@@ -224,10 +230,27 @@ if (!reuseIndex) {
 		id: "cold-index",
 		label: "cold index",
 		value: mbps,
-		text: `${seconds.toFixed(1)} s, **${mbps.toFixed(1)} MB/s**, ${fmtInt(Math.round(report.eventsAdded / seconds))} entries/s${gnuTime ? ` (CPU ${((user! + sys!) / seconds).toFixed(2)} cores)` : ""}`,
+		text: `${seconds.toFixed(1)} s, **${mbps.toFixed(1)} MB/s**, ${fmtInt(Math.round(report.eventsAdded / seconds))} entries/s${cpu === null ? "" : ` (CPU ${(cpu / seconds).toFixed(2)} cores)`}`,
 		target: "≥ 35 MB/s",
 	});
-	add({ id: "cold-rss", label: "cold index peak RSS", value: rssKb! / 1024, text: `**${(rssKb! / 1024).toFixed(0)} MB**`, target: "< 300 MB" });
+	add({ id: "cold-rss", label: "cold index peak RSS", value: rssKb / 1024, text: `**${(rssKb / 1024).toFixed(0)} MB**`, target: "< 300 MB" });
+	// The same corpus indexed by another build, in the same run: how this machine compares with the
+	// one that build's figures were measured on (`--reference <binary>`).
+	const reference = opt("reference", "");
+	if (reference) {
+		const referenceIndex = join(work, "reference", "index.db");
+		rmSync(join(work, "reference"), { recursive: true, force: true });
+		const version = sh([reference, "--version"]).stdout.toString().trim();
+		const other = coldIndex(reference, referenceIndex);
+		rmSync(join(work, "reference"), { recursive: true, force: true });
+		const otherMbps = manifest.totalBytes / 1e6 / other.seconds;
+		add({
+			id: "cold-index-reference",
+			label: `cold index by the reference build (${version})`,
+			value: otherMbps,
+			text: `${other.seconds.toFixed(1)} s, ${otherMbps.toFixed(1)} MB/s, peak RSS ${(other.rssKb / 1024).toFixed(0)} MB: this build is ${(mbps / otherMbps).toFixed(2)}× its speed`,
+		});
+	}
 	add({
 		id: "index-size",
 		label: "index size",

@@ -47,22 +47,34 @@ export function scoreFragments(
 	occurrences: readonly Occurrences[],
 	common: readonly string[] = [],
 ): Map<number, number> {
-	const byKey = new Map(candidates.map((c) => [c.frag_key, c]));
-	if (common.length > 0) occurrences = [...occurrences, ...candidates.flatMap((c) => common.map((term) => ({ doc: c.frag_key, col: "body", term, n: 1 })))];
+	// Terms numbered in the order they first occur (occurrences come term by term; common ones
+	// last), and each fragment's column-weighted count per term kept under one number, fragment ×
+	// terms + term: no map per fragment (a thousand candidates made a thousand).
+	const termIndex = new Map<string, number>();
+	for (const o of occurrences) if (!termIndex.has(o.term)) termIndex.set(o.term, termIndex.size);
+	for (const term of common) if (!termIndex.has(term)) termIndex.set(term, termIndex.size);
+	const terms = Math.max(1, termIndex.size);
+	const isCandidate = new Set(candidates.map((c) => c.frag_key));
 	// As FTS5's bm25(): per term, the column-weighted occurrence count, saturated once.
-	const freq = new Map<number, Map<string, number>>();
+	const freq = new Map<number, number>();
+	const add = (doc: number, term: string, weighted: number) => {
+		const key = doc * terms + termIndex.get(term)!;
+		freq.set(key, (freq.get(key) ?? 0) + weighted);
+	};
 	for (const o of occurrences) {
 		const w = COLUMN_WEIGHTS[o.col] ?? 0;
-		if (!byKey.has(o.doc) || w === 0 || o.n <= 0) continue;
-		let perTerm = freq.get(o.doc);
-		if (!perTerm) freq.set(o.doc, (perTerm = new Map()));
-		perTerm.set(o.term, (perTerm.get(o.term) ?? 0) + w * o.n);
+		if (!isCandidate.has(o.doc) || w === 0 || o.n <= 0) continue;
+		add(o.doc, o.term, w * o.n);
 	}
+	for (const c of candidates) for (const term of common) add(c.frag_key, term, COLUMN_WEIGHTS.body!);
 	const scores = new Map<number, number>();
 	for (const c of candidates) {
 		const norm = K1 * (1 - B + (B * Math.max(1, c.length)) / REFERENCE_LENGTH);
 		let sum = 0;
-		for (const f of freq.get(c.frag_key)?.values() ?? []) sum += (f * (K1 + 1)) / (f + norm);
+		for (let t = 0; t < terms; t++) {
+			const f = freq.get(c.frag_key * terms + t);
+			if (f !== undefined) sum += (f * (K1 + 1)) / (f + norm);
+		}
 		scores.set(c.frag_key, sum * c.weight);
 	}
 	return scores;

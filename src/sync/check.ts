@@ -25,12 +25,8 @@ import { knownFiles } from "./observations.ts";
 
 /** Files whose last seen mtime is this recent are stat'ed on every check. */
 const HOT_WINDOW_MS = 24 * 60 * 60 * 1000;
-/**
- * Older files stat'ed per syncing check, continuing in key order. Every search that syncs pays for
- * it: at 5 GB a slice of 200 cost a new `index` process 4–5 ms, 50 under 1 ms (interleaved runs).
- * The bound for idle sessions is the full check (FULL_CHECK_EVERY_MS) either way.
- */
-const IDLE_SLICE = 50;
+/** Older files stat'ed per syncing check, continuing in key order. */
+const IDLE_SLICE = 200;
 /** A sync runs a full check when the last one is older than this: the bound for appends to idle sessions. */
 const FULL_CHECK_EVERY_MS = 10 * 60 * 1000;
 /** A directory changed this shortly before it was listed is listed again next time. */

@@ -20,3 +20,11 @@ test("IN lists come in powers of two, padded with the last value: the same rows,
 	expect(texts.size).toBe(7);
 	expect(db.query(`SELECT count(*) AS n FROM t WHERE k IN ${inList([]).sql}`).get()).toEqual({ n: 0 });
 });
+
+test("a long IN list is left as it is: padding would bring it nearer SQLite's limit on parameters", () => {
+	const db = new Database(":memory:");
+	const values = Array.from({ length: 20_000 }, (_, i) => i);
+	const list = inList(values);
+	expect(list.params).toHaveLength(20_000);
+	expect(db.query(`SELECT count(*) AS n FROM (SELECT 1 AS k) WHERE k IN ${list.sql}`).get(...list.params)).toEqual({ n: 1 });
+});

@@ -471,8 +471,12 @@ export class ScopedSearch {
 	 * null when the request has filters the MATCH cannot carry (kinds, times, roles, the cutoff…).
 	 */
 	matchRowids(range: RowidRange): number[] | null {
-		return matchCarriesFilters(this.plan.sql) ? matchingRowids(this.db, this.plan.match, range) : null;
+		// Asked once per search: a common-word search lists rowids window after window.
+		this.carriesFilters ??= matchCarriesFilters(this.plan.sql);
+		return this.carriesFilters ? matchingRowids(this.db, this.plan.match, range) : null;
 	}
+
+	private carriesFilters: boolean | undefined;
 
 	/**
 	 * In-scope fragments (at most `limit`) in index order, filtered; `scopeInSql` moves the scope

@@ -344,12 +344,15 @@ function searchWindow(
 	while (rows.length < 2 * limit && fragments < most) {
 		fragments = Math.min(fragments * 2, most);
 		const wider = scoped.window(fragments, order)!;
-		// The fragments the wider window adds: older than the current one (newer, sorting oldest first).
-		const part: RowidRange = order === "newest" ? { from: wider.from, to: range.from! - 1 } : { from: range.to! + 1, to: wider.to };
-		rows.push(...matchesIn(scoped, part, order, wordsOnly));
+		rows.push(...matchesIn(scoped, addedPart(range, wider, order), order, wordsOnly));
 		range = wider;
 	}
 	return { range, rows: rows.slice(0, RECENT_MATCHES + 1) };
+}
+
+/** The fragments a wider window adds to `range`: older than it (newer, sorting oldest first). */
+function addedPart(range: RowidRange, wider: RowidRange, order: "newest" | "oldest"): RowidRange {
+	return order === "newest" ? { from: wider.from, to: range.from! - 1 } : { from: range.to! + 1, to: wider.to };
 }
 
 /**
@@ -451,7 +454,7 @@ function newestMatches(scoped: ScopedSearch, count: number, firstWindow: number)
 	for (let fragments = firstWindow; fragments < firstWindow * 2 ** NEWEST_WINDOWS; fragments *= 2) {
 		const wider = scoped.window(fragments, "newest");
 		if (wider === null) break; // the scope holds fewer fragments: its whole posting lists are short
-		const added = scoped.matchRowids(range === null ? wider : { from: wider.from, to: range.from! - 1 });
+		const added = scoped.matchRowids(range === null ? wider : addedPart(range, wider, "newest"));
 		if (added === null) break;
 		rowids = added.concat(rowids);
 		range = wider;

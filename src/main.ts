@@ -3,7 +3,8 @@
  * Entry point of the pi-events binary: dispatches subcommands and maps errors to exit codes
  * (0 results, 1 no results, 2 error). The only module that sets the process exit status.
  */
-import { type CommandDef, renderUsage, runCommand } from "citty";
+import { type ArgsDef, type CommandDef, type ParsedArgs, renderUsage } from "citty";
+import { parseArgv } from "./cli/argv.ts";
 import { indexCommand } from "./cli/index-cmd.ts";
 import { readCommand } from "./cli/read.ts";
 import { searchCommand } from "./cli/search.ts";
@@ -62,15 +63,17 @@ async function run(argv: string[]): Promise<number> {
 		return 0;
 	}
 	try {
-		const { result } = await runCommand(command, { rawArgs: rest });
+		// Parsed here rather than by citty's runCommand: see cli/argv.ts.
+		// citty's ParsedArgs type cannot be built structurally (its `_` contradicts its index signature).
+		const result = await command.run?.({
+			rawArgs: rest,
+			args: parseArgv(rest, (command.args ?? {}) as ArgsDef) as unknown as ParsedArgs,
+			cmd: command,
+		});
 		return typeof result === "number" ? result : 0;
 	} catch (err) {
 		if (isPiEventsError(err)) {
 			writeErr(`pi-events: ${terminalSafe(err.message)}\n`);
-			return 2;
-		}
-		if (err instanceof Error && err.name === "CLIError") {
-			writeErr(`pi-events: ${terminalSafe(err.message)} (see pi-events ${name} --help)\n`);
 			return 2;
 		}
 		writeErr(`pi-events: ${publicMessage(err)} [${errorCode(err)}]\n`);

@@ -7,6 +7,7 @@ import type { ArgsDef } from "citty";
 import { resolveSettings, type Settings } from "../config.ts";
 import { PiEventsError } from "../errors.ts";
 import { isTerminal, writeErr } from "./out.ts";
+import { groupThousands } from "../project/text.ts";
 
 export const commonArgs = {
 	index: { type: "string", description: "Index database path (default: $PI_EVENTS_INDEX or ~/.cache/pi-events/index.db)", valueHint: "path" },
@@ -98,7 +99,7 @@ export function formatMs(ms: number): string {
 }
 
 export function plural(n: number, word: string): string {
-	return `${n.toLocaleString("en-US")} ${word}${n === 1 ? "" : "s"}`;
+	return `${groupThousands(n)} ${word}${n === 1 ? "" : "s"}`;
 }
 
 /** Full descriptions of unexpected errors, only when PI_EVENTS_DEBUG is set. */

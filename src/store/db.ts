@@ -255,6 +255,14 @@ function keepStatements(db: Database): void {
 	};
 }
 
+/** Connections opened read-only (asked for, or the fallback for an index nobody may write here). */
+const readOnlyConnections = new WeakSet<Database>();
+
+/** Whether this connection cannot write: a sync through it must say so even when it has nothing to write. */
+export function isReadOnly(db: Database): boolean {
+	return readOnlyConnections.has(db);
+}
+
 function openWith(path: string, options: OpenOptions & { uri?: boolean }, shownPath = path): Database {
 	let db: Database;
 	try {
@@ -268,6 +276,7 @@ function openWith(path: string, options: OpenOptions & { uri?: boolean }, shownP
 		throw new PiEventsError("E_INDEX", `cannot open the index at ${shownPath}: ${reason(err)}`, { cause: err });
 	}
 	keepStatements(db);
+	if (options.readonly) readOnlyConnections.add(db);
 	try {
 		db.run("PRAGMA busy_timeout = 10000");
 		if (!options.readonly) {

@@ -385,6 +385,11 @@ export class IndexWriter {
 		this.db.run("INSERT INTO fts(fts) VALUES ('optimize')");
 	}
 
+	/** Rows this connection has inserted, updated or deleted since it opened (SQLite's total_changes()). */
+	changes(): number {
+		return (this.db.query("SELECT total_changes() AS n").get() as { n: number }).n;
+	}
+
 	deleteMeta(key: string): void {
 		this.db.run("DELETE FROM meta WHERE key = ?1", [key]);
 	}

@@ -12,9 +12,9 @@ import type { Database } from "bun:sqlite";
 import { basename } from "node:path";
 import { PiEventsError } from "../errors.ts";
 import type { DiscoveredFile, SourceDir } from "../source/discover.ts";
-import { describeDbError, isDatabaseError } from "../store/db.ts";
+import { describeDbError, isDatabaseError, isReadOnly } from "../store/db.ts";
 import { IndexWriter } from "../store/write.ts";
-import { type CheckPolicy, checkSources, recordCheck } from "./check.ts";
+import { type CheckPolicy, checkSources, PROGRESS_EVERY_MS, recordCheck } from "./check.ts";
 import { removeVanished } from "./deletion.ts";
 import { forgetKnown, refreshKnown, unchangedSince } from "./observations.ts";
 import { addProblem, diagnosticSink, emptyReport, type SyncReport } from "./report.ts";
@@ -62,8 +62,11 @@ function asIndexError(err: unknown): unknown {
 
 /** Run one sync over the configured source directories. */
 export function syncIndex(db: Database, options: SyncOptions): SyncReport {
+	// Said up front: a sync that finds nothing to change writes nothing, and would otherwise pass.
+	if (isReadOnly(db)) throw new PiEventsError("E_INDEX", "cannot update the index: the index location is read-only; it keeps its last consistent state");
 	const started = performance.now();
 	const writer = new IndexWriter(db);
+	const changesAtStart = writer.changes();
 	const report = emptyReport();
 	const ctx: SyncContext = { db, writer, report, addDiagnostics: diagnosticSink(report, options.maxDiagnostics ?? 200), debug: options.debug };
 
@@ -134,15 +137,29 @@ export function syncIndex(db: Database, options: SyncOptions): SyncReport {
 		);
 		// Only a finished sync settles what it looked at: pending files are looked at again. Before
 		// the scrub, whose checkpoint then folds these writes (a removed directory's row) in too.
-		if (report.complete) db.transaction(() => (report.check.lastFullCheckAt = recordCheck(db, writer, check, report.problemPaths))).immediate();
+		// Progress is recorded by a full check, by a sync that changed the index, and otherwise at most
+		// every PROGRESS_EVERY_MS (check.ts says why).
+		const recordProgress =
+			check.mode === "full" || writer.changes() !== changesAtStart || progressDue(writer, options.check?.progressEveryMs ?? PROGRESS_EVERY_MS);
+		if (report.complete) {
+			db.transaction(() => (report.check.lastFullCheckAt = recordCheck(db, writer, check, report.problemPaths, recordProgress))).immediate();
+		}
 		scrub(writer, report, options.budgetMs === undefined);
 		report.durationMs = performance.now() - started;
-		writer.setMeta("last_sync", { at: Date.now(), durationMs: Math.round(report.durationMs), complete: report.complete });
+		if (recordProgress) writer.setMeta("last_sync", { at: Date.now(), durationMs: Math.round(report.durationMs), complete: report.complete });
 	} catch (err) {
 		forgetKnown(db);
 		throw asIndexError(err);
 	}
 	return report;
+}
+
+/** Whether the last recorded sync is at least `everyMs` old (or in the future: a clock set back). */
+function progressDue(writer: IndexWriter, everyMs: number): boolean {
+	const last = writer.getMeta("last_sync") as { at?: unknown } | null;
+	if (typeof last?.at !== "number") return true;
+	const age = Date.now() - last.at;
+	return age < 0 || age >= everyMs;
 }
 
 /**

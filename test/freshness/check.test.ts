@@ -8,6 +8,7 @@
  * - an append to a long-idle session is seen within the bound: the idle slices coming round, or
  *   the full check once the last one is older than `fullEveryMs`;
  * - the answer says what was checked and when every file was last checked;
+ * - a sync that changed nothing writes nothing to the index, unless its progress is due;
  * and the same through the compiled binary (`search`, `search --no-sync`, `index`, `index --full`).
  */
 import type { Database } from "bun:sqlite";
@@ -155,8 +156,9 @@ describe("incremental check: what the next sync sees", () => {
 		w.append(paths[5]!, "idle-2", "idleappendword");
 		const seenAfter: number[] = [];
 		let lastFull = before;
+		// Each sync records its progress here (by default a sync that changed nothing does so at most every 30 s).
 		for (let i = 1; i <= 7 && seenAfter.length === 0; i++) {
-			const r = w.sync({ idleSlice: 2 });
+			const r = w.sync({ idleSlice: 2, progressEveryMs: 0 });
 			if (r.sessions.appended > 0) seenAfter.push(i);
 			lastFull = r.check.lastFullCheckAt!;
 		}
@@ -165,8 +167,46 @@ describe("incremental check: what the next sync sees", () => {
 		expect(seenAfter[0]!).toBeLessThanOrEqual(3);
 		expect(w.hits("idleappendword")).toBe(1);
 		// The next round (three more syncs at most) ends after the append: every file checked since.
-		for (let i = 0; i < 3 && lastFull === before; i++) lastFull = w.sync({ idleSlice: 2 }).check.lastFullCheckAt!;
+		for (let i = 0; i < 3 && lastFull === before; i++) lastFull = w.sync({ idleSlice: 2, progressEveryMs: 0 }).check.lastFullCheckAt!;
 		expect(lastFull).toBeGreaterThan(before);
+	});
+
+	test("a sync that changed nothing commits nothing until its progress is due; a full check and a change always record", () => {
+		const { w, paths } = idleHistory(6);
+		// Another connection sees PRAGMA data_version change exactly when this one commits something.
+		const reader = openIndex(join(w.sessions, "..", "index.db"));
+		const version = () => (reader.query("PRAGMA data_version").get() as { data_version: number }).data_version;
+		const lastSync = () => JSON.parse((w.db.query("SELECT value FROM meta WHERE key = 'last_sync'").get() as { value: string }).value).at as number;
+		try {
+			const recorded = lastSync();
+			let v = version();
+			for (let i = 0; i < 3; i++) {
+				const r = w.sync({ idleSlice: 2 });
+				expect([r.sessions.new, r.sessions.appended, r.sessions.rebuilt, r.sessions.removed]).toEqual([0, 0, 0, 0]);
+				expect(version()).toBe(v);
+			}
+			expect(lastSync()).toBe(recorded);
+			// Due (here at once): recorded, cursor and all.
+			w.sync({ idleSlice: 2, progressEveryMs: 0 });
+			expect(version()).not.toBe(v);
+			expect(lastSync()).toBeGreaterThanOrEqual(recorded);
+			const cursor = w.db.query("SELECT value FROM meta WHERE key = 'idle_cursor'").get();
+			v = version();
+			// A change is committed, and its sync records progress too (in one go, not held back).
+			w.append(paths[0]!, "rec-2", "recordedappendword");
+			const changed = w.sync({ idleSlice: 2, callerFile: paths[0]! });
+			expect(changed.sessions.appended).toBe(1);
+			expect(version()).not.toBe(v);
+			expect(w.db.query("SELECT value FROM meta WHERE key = 'idle_cursor'").get()).not.toEqual(cursor);
+			// A full check is recorded even when it changes nothing: the next sync need not repeat it.
+			v = version();
+			const full = w.sync({ mode: "full" });
+			expect(full.sessions.unchanged).toBe(6);
+			expect(version()).not.toBe(v);
+			expect(w.sync({ idleSlice: 2 }).check.mode).toBe("incremental");
+		} finally {
+			reader.close();
+		}
 	});
 
 	test("an append to a long-idle session is seen by the first sync after the full-check interval", async () => {

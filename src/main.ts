@@ -3,7 +3,7 @@
  * Entry point of the pi-events binary: dispatches subcommands and maps errors to exit codes
  * (0 results, 1 no results, 2 error). The only module that sets the process exit status.
  */
-import { type ArgsDef, type CommandDef, type ParsedArgs, renderUsage } from "citty";
+import type { ArgsDef, CommandDef, ParsedArgs } from "citty";
 import { parseArgv } from "./cli/argv.ts";
 import { indexCommand } from "./cli/index-cmd.ts";
 import { readCommand } from "./cli/read.ts";
@@ -37,6 +37,8 @@ const main: AnyCommand = {
 
 /** citty colours usage even into pipes and pads columns with spaces: clean both for non-terminals. */
 async function usage(command: AnyCommand, parent?: AnyCommand): Promise<string> {
+	// Loaded only here, not by every process (cli/argv.ts).
+	const { renderUsage } = await import("citty");
 	const text = await renderUsage(command, parent);
 	const plain = isTerminal(1) && !process.env.NO_COLOR ? text : text.replace(/\x1b\[[0-9;]*m/g, "");
 	return plain.replace(/[ \t]+$/gm, "");

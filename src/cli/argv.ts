@@ -13,8 +13,17 @@
  * error), and everything after `--` as positionals. Unknown flags are refused before this runs
  * (`checkFlags`); short flags other than `-h` are not defined, and are skipped as citty skips them.
  */
-import type { ArgsDef } from "citty";
+import type { ArgsDef, CommandDef } from "citty";
 import { PiEventsError } from "../errors.ts";
+
+/**
+ * citty's `defineCommand` (an identity that types a definition), without initialising citty's
+ * module in every process: main.ts loads it only to render usage (`--help`). `pi-events --version`
+ * took 15.8 → 14.3 ms (medians of 60 interleaved runs).
+ */
+export function defineCommand<const T extends ArgsDef = ArgsDef>(def: CommandDef<T>): CommandDef<T> {
+	return def;
+}
 
 /** citty's `ParsedArgs` shape: each flag and positional by its defined name, and `_`. */
 export type ParsedArgv = Record<string, string | boolean | string[]> & { _: string[] };

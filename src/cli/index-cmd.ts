@@ -1,5 +1,5 @@
 /** `pi-events index`: sync the index with the session files and report what changed. */
-import { defineCommand } from "citty";
+import { defineCommand } from "./argv.ts";
 import { syncIndex, type SyncReport } from "../sync/sync.ts";
 import { openIndex } from "../store/db.ts";
 import { checkFlags, commonArgs, debug, formatMs, plural, progressReporter, settingsFrom } from "./shared.ts";

@@ -1,5 +1,5 @@
 /** `pi-events read SESSION ENTRY`: the exact event, re-read from its source file. */
-import { defineCommand } from "citty";
+import { defineCommand } from "./argv.ts";
 import { PiEventsError } from "../errors.ts";
 import { refresh } from "../sync/freshness.ts";
 import { renderRead } from "../present/render-read.ts";

@@ -1,5 +1,5 @@
 /** `pi-events search QUERY...`: ranked event hits with snippets, scoped to the caller's workspace. */
-import { defineCommand } from "citty";
+import { defineCommand } from "./argv.ts";
 import { PiEventsError } from "../errors.ts";
 import { refresh } from "../sync/freshness.ts";
 import { DEFAULT_LIMIT, MAX_LIMIT, SORT_ORDERS, type SortOrder, search } from "../query/search.ts";

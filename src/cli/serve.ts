@@ -1,5 +1,5 @@
 /** `pi-events serve --stdio`: the MCP tool server used by the pi extension and other MCP clients. */
-import { defineCommand } from "citty";
+import { defineCommand } from "./argv.ts";
 import { canonicalPath } from "../config.ts";
 import { PiEventsError } from "../errors.ts";
 import { VERSION } from "../version.ts";

@@ -1,5 +1,5 @@
 /** `pi-events sessions`: the sessions in the caller's scope, most recently active first. */
-import { defineCommand } from "citty";
+import { defineCommand } from "./argv.ts";
 import { PiEventsError } from "../errors.ts";
 import { toJson } from "../present/json.ts";
 import { freshnessLine, renderSessions } from "../present/render.ts";

@@ -1,6 +1,6 @@
 /** `pi-events status`: where the index is, what it holds, and how fresh each source is. */
 import { existsSync, statSync } from "node:fs";
-import { defineCommand } from "citty";
+import { defineCommand } from "./argv.ts";
 import { checkFreshness } from "../sync/compare.ts";
 import { openIndex } from "../store/db.ts";
 import { indexCounts } from "../store/status.ts";

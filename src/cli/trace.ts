@@ -1,5 +1,5 @@
 /** `pi-events trace SESSION ENTRY`: the event's place in its session tree and its relationships. */
-import { defineCommand } from "citty";
+import { defineCommand } from "./argv.ts";
 import { refresh } from "../sync/freshness.ts";
 import { renderTrace } from "../present/render-trace.ts";
 import { Gate } from "../gate/gate.ts";

@@ -5,13 +5,6 @@
  */
 import type { ArgsDef, CommandDef, ParsedArgs } from "citty";
 import { parseArgv } from "./cli/argv.ts";
-import { indexCommand } from "./cli/index-cmd.ts";
-import { readCommand } from "./cli/read.ts";
-import { searchCommand } from "./cli/search.ts";
-import { sessionsCommand } from "./cli/sessions.ts";
-import { serveCommand } from "./cli/serve.ts";
-import { traceCommand } from "./cli/trace.ts";
-import { statusCommand } from "./cli/status.ts";
 import { errorCode, isPiEventsError, publicMessage } from "./errors.ts";
 import { VERSION, VERSION_LINE } from "./version.ts";
 import { terminalSafe } from "./present/terminal.ts";
@@ -20,14 +13,19 @@ import { isTerminal, writeErr, writeOut } from "./cli/out.ts";
 // biome-ignore lint/suspicious/noExplicitAny: citty's CommandDef is invariant in its args, and this table holds commands with different ones.
 type AnyCommand = CommandDef<any>;
 
-const subCommands: Record<string, AnyCommand> = {
-	index: indexCommand,
-	search: searchCommand,
-	sessions: sessionsCommand,
-	read: readCommand,
-	trace: traceCommand,
-	serve: serveCommand,
-	status: statusCommand,
+/**
+ * Each command's module is loaded when it runs: a process initialises only the code its command
+ * uses (a search does not build the MCP tool schemas, an `index` not the query engine). citty
+ * resolves these for the top-level usage.
+ */
+const subCommands: Record<string, () => Promise<AnyCommand>> = {
+	index: async () => (await import("./cli/index-cmd.ts")).indexCommand,
+	search: async () => (await import("./cli/search.ts")).searchCommand,
+	sessions: async () => (await import("./cli/sessions.ts")).sessionsCommand,
+	read: async () => (await import("./cli/read.ts")).readCommand,
+	trace: async () => (await import("./cli/trace.ts")).traceCommand,
+	serve: async () => (await import("./cli/serve.ts")).serveCommand,
+	status: async () => (await import("./cli/status.ts")).statusCommand,
 };
 
 const main: AnyCommand = {
@@ -54,11 +52,12 @@ async function run(argv: string[]): Promise<number> {
 		writeOut(`${await usage(main)}\n`);
 		return name === undefined ? 2 : 0;
 	}
-	const command = subCommands[name];
-	if (!command) {
+	const load = Object.hasOwn(subCommands, name) ? subCommands[name] : undefined;
+	if (!load) {
 		writeErr(`pi-events: unknown command ${terminalSafe(JSON.stringify(name))} (commands: ${Object.keys(subCommands).join(", ")})\n`);
 		return 2;
 	}
+	const command = await load();
 	const rest = argv.slice(1);
 	if (rest.includes("--help") || rest.includes("-h")) {
 		writeOut(`${await usage(command, main)}\n`);

@@ -192,6 +192,9 @@ describe("version, help and usage errors", () => {
 		[["index", "--json", "-z"], "-z"],
 		[["index", "--sessions-dir"], "--sessions-dir"],
 		[["frobnicate"], "frobnicate"],
+		// Names every object has: still unknown commands.
+		[["constructor"], "constructor"],
+		[["toString"], "toString"],
 		[["--bogus"], "--bogus"],
 	])("%j exits 2 with a message on stderr and nothing on stdout", (args, mention) => {
 		const r = runCli(layout, args);

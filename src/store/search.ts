@@ -85,7 +85,10 @@ export function filterSql(f: SqlFilters, sessionLevel = false): { where: string;
 		// The session rule as SQL (for ranking with an unscoped MATCH: see rankFragments' `sessionLevel`).
 		const rule = sessionRuleSql({ roots: f.roots, cwdPrefix: f.cwdPrefix, sessionIds: f.sessionIds, excludeSessionIds: f.excludeSessionIds });
 		if (rule.sql !== "1") {
-			rest.sql.push(`f.session_key IN (SELECT s.session_key FROM sessions s WHERE ${rule.sql})`);
+			// Checked per candidate (by the session's key), never as `IN (SELECT … FROM sessions)`: SQLite
+			// builds that list by scanning every session, O(history) in every search (a wide scope at
+			// 5 GB: 11.7 against 0.24 ms for 99 candidates).
+			rest.sql.push(`EXISTS (SELECT 1 FROM sessions s WHERE s.session_key = f.session_key AND ${rule.sql})`);
 			rest.params.push(...rule.params);
 		}
 	}

@@ -12,6 +12,9 @@
  * `--no-name` for false, defaults, positionals in order (a required one that is missing is a usage
  * error), and everything after `--` as positionals. Unknown flags are refused before this runs
  * (`checkFlags`); short flags other than `-h` are not defined, and are skipped as citty skips them.
+ *
+ * `defineCommand` lives here too: the commands are typed by citty's definitions without loading
+ * citty itself.
  */
 import type { ArgsDef, CommandDef } from "citty";
 import { PiEventsError } from "../errors.ts";

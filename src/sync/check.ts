@@ -210,8 +210,9 @@ function listedOf(found: Discovery, sourceDirs: readonly SourceDir[]): ListedDir
  * After a sync that finished (nothing left pending): remember each listed directory whose files
  * all match the index now, at the mtime it had before its listing, and move the idle cursor.
  * `problemPaths`: files and directories the sync could not settle (kept last-good, unreadable).
+ * `recordProgress`: also move the idle cursor and the last full check (sync.ts decides when).
  */
-export function recordCheck(db: Database, writer: IndexWriter, check: SourceCheck, problemPaths: readonly string[], recordProgress = true): number | null {
+export function recordCheck(db: Database, writer: IndexWriter, check: SourceCheck, problemPaths: readonly string[], recordProgress: boolean): number | null {
 	const store = new CheckStore(db);
 	const unsettled = new Set<string>();
 	for (const p of problemPaths) {

@@ -47,3 +47,26 @@ export function cutoffSql(cutoff: Cutoff | null, event = "e", sessionKey = "f.se
 		params: [cutoff.seq, cutoff.sessionId],
 	};
 }
+
+/** A half-open range [from, to) of `sessions.cwd_real` values. */
+export interface CwdRange {
+	from: string;
+	to: string;
+}
+
+/**
+ * Ranges of cwd that hold every session the rule admits, for reading a narrow scope's sessions
+ * through the cwd index instead of walking all of them: a superset (the rule itself still
+ * decides). For a root p that is [p, p + "0"): every cwd equal to p or under "p/" sorts there,
+ * since "0" follows "/" (and with it, only siblings such as "p-x", which the rule refuses). Null
+ * when the rule has no cwd clause; empty when it admits nothing.
+ */
+export function cwdRanges(rule: SessionRule): CwdRange[] | null {
+	let ranges: CwdRange[] | null = null;
+	for (const clause of ruleClauses(rule)) {
+		if (clause.kind === "nothing") return [];
+		// The last cwd clause: the request's cwd filter, within the caller's roots.
+		if (clause.kind === "cwd-under") ranges = clause.paths.map((p) => (p === "/" ? { from: "/", to: "0" } : { from: p, to: `${p}0` }));
+	}
+	return ranges;
+}

@@ -39,7 +39,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { admits, beforeCutoff, clausesAdmit, type Cutoff, ruleClauses, type Scope, type SessionRule, sessionInScope } from "../auth/scope.ts";
-import { sessionRuleSql } from "../auth/scope-sql.ts";
+import { cwdRanges, sessionRuleSql } from "../auth/scope-sql.ts";
 import { scopedMatch } from "../auth/scope-tokens.ts";
 import { PiEventsError } from "../errors.ts";
 import type { SemanticKind } from "../model.ts";
@@ -369,7 +369,7 @@ export class ScopedBrowse {
 	 */
 	sessionCursor(): SessionCursor {
 		const { rule } = this.plan;
-		const cursor = browseSessionsWhere(this.db, sessionRuleSql(rule));
+		const cursor = browseSessionsWhere(this.db, sessionRuleSql(rule), cwdRanges(rule));
 		return {
 			next: () => {
 				for (let s = cursor.next(); s !== null; s = cursor.next()) {

@@ -9,8 +9,23 @@ import { PiEventsError } from "../errors.ts";
 import { GAP_TOKEN } from "../project/text.ts";
 import { ddlFor, type FullTextVariant, fullTextVariantFor } from "./sqlite-compat.ts";
 
-/** Bump on any change to the DDL below or to what the projector stores. */
-export const SCHEMA_VERSION = 16;
+/**
+ * Bump on any change to the DDL below or to what the projector stores. A change that only adds
+ * (an index) also gets an entry in SCHEMA_UPGRADES, so that an index built before it is brought
+ * up to date in place instead of rebuilt.
+ */
+export const SCHEMA_VERSION = 17;
+
+/**
+ * Additive steps, by the version they start from: statements that bring an index of that version
+ * to the next one, whose stored data is the same. Anything else (a version with no step here)
+ * means a rebuild. The DDL above already holds every step.
+ */
+export const SCHEMA_UPGRADES: Readonly<Record<number, string>> = {
+	16: `DROP INDEX IF EXISTS sessions_by_activity;
+		CREATE INDEX sessions_by_activity ON sessions(last_ts_ms DESC, session_id, session_key, cwd_real);
+		CREATE INDEX IF NOT EXISTS sessions_by_cwd ON sessions(cwd_real, last_ts_ms, session_id, created, fragment_count);`,
+};
 
 export const SCHEMA_DDL = `
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -47,8 +62,11 @@ CREATE TABLE sessions (
 );
 CREATE INDEX sessions_by_id ON sessions(session_id);
 -- Most recently active first, without a sort (filter-only search reads sessions in this order and stops early).
-CREATE INDEX sessions_by_activity ON sessions(last_ts_ms DESC, session_id);
+-- With the cwd, so that the scope rule is checked in the index before a row is read (the key first: it ends the order).
+CREATE INDEX sessions_by_activity ON sessions(last_ts_ms DESC, session_id, session_key, cwd_real);
 CREATE INDEX sessions_by_parent ON sessions(parent_real);
+-- A narrow scope's sessions, found by the prefix range of their cwd, with all that a filter-only search reads of them (store/listing.ts).
+CREATE INDEX sessions_by_cwd ON sessions(cwd_real, last_ts_ms, session_id, created, fragment_count);
 CREATE INDEX files_by_real_path ON files(real_path);
 -- Recently written sessions are found by their last seen mtime (sync/check.ts).
 CREATE INDEX files_by_mtime ON files(mtime_ms);
@@ -291,8 +309,11 @@ function openWith(path: string, options: OpenOptions & { uri?: boolean }, shownP
 		db.run(`PRAGMA mmap_size = ${options.readonly ? READ_MAP_BYTES : 0}`);
 		const variant = fullTextVariantFor(checkedSqliteVersion(db));
 		const version = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
-		const built = version === SCHEMA_VERSION ? builtVariant(db) : null;
-		if (version !== SCHEMA_VERSION || built !== variant) {
+		const upgradable = !options.readonly && upgradesFrom(version) !== null;
+		const built = version === SCHEMA_VERSION || upgradable ? builtVariant(db) : null;
+		if (upgradable && built === variant) {
+			upgradeSchema(db, variant);
+		} else if (version !== SCHEMA_VERSION || built !== variant) {
 			if (options.readonly) {
 				const why =
 					version !== SCHEMA_VERSION ? `has schema ${version}, expected ${SCHEMA_VERSION}` : `was built for another SQLite (${built} full-text table)`;
@@ -331,6 +352,36 @@ function builtVariant(db: Database): FullTextVariant {
 	} catch {
 		return "contentless";
 	}
+}
+
+/** The additive steps from `version` to SCHEMA_VERSION, in order; null when there is no such path (or nothing to do). */
+function upgradesFrom(version: number): string[] | null {
+	if (version >= SCHEMA_VERSION || version <= 0) return null;
+	const steps: string[] = [];
+	for (let v = version; v < SCHEMA_VERSION; v++) {
+		const step = SCHEMA_UPGRADES[v];
+		if (step === undefined) return null;
+		steps.push(step);
+	}
+	return steps;
+}
+
+/** Bring an index of an older version up to SCHEMA_VERSION in place (upgradesFrom), or rebuild it when that is no longer possible. */
+function upgradeSchema(db: Database, variant: FullTextVariant): void {
+	let rebuild = false;
+	db.transaction(() => {
+		// Decide again under the write lock: another process may have upgraded or rebuilt it meanwhile.
+		const version = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+		if (version === SCHEMA_VERSION && builtVariant(db) === variant) return;
+		const steps = upgradesFrom(version);
+		if (steps === null || builtVariant(db) !== variant) {
+			rebuild = true;
+			return;
+		}
+		for (const step of steps) db.run(step);
+		db.run(`PRAGMA user_version = ${SCHEMA_VERSION}`);
+	}).immediate();
+	if (rebuild) recreateSchema(db, variant);
 }
 
 function recreateSchema(db: Database, variant: FullTextVariant): void {

@@ -2,7 +2,8 @@
  * One table of scope cases, run against every implementation of the scope (hono's pattern: one
  * conformance suite, many implementations): the pure rule (auth/scope.ts `admits`), the FTS path
  * (the rule as scope tokens inside the MATCH), the SQL path (the rule rendered as SQL beside an
- * unscoped MATCH), the CLI (`pi-events search --root`) and the MCP server (`event_search` with the
+ * unscoped MATCH), the session list of a filter-only search (walking every session, or the cwd
+ * index's ranges), the CLI (`pi-events search --root`) and the MCP server (`event_search` with the
  * caller in `_meta`). Each session shape is one session file whose recorded cwd is the shape;
  * each caller (a root spelling, plus request narrowing) must see exactly the expected sessions,
  * through every implementation.
@@ -10,10 +11,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, realpathSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { admits } from "../../src/auth/scope.ts";
+import { admits, type SessionRule } from "../../src/auth/scope.ts";
+import { cwdRanges, sessionRuleSql } from "../../src/auth/scope-sql.ts";
 import { resolveCaller } from "../../src/gate/caller.ts";
 import { Gate } from "../../src/gate/gate.ts";
 import { toSearchFilters } from "../../src/query/filters.ts";
+import { browseSessionsWhere } from "../../src/store/listing.ts";
 import { parseQuery } from "../../src/query/fts.ts";
 import { type AgentLayout, cleanupTempDirs, isolatedEnv, MAIN, makeAgentLayout, runCli } from "../helpers/temp.ts";
 import { buildIndex, oneMessageSession, type TestIndex, writeSession } from "../query/helpers.ts";
@@ -177,19 +180,42 @@ const throughGate =
 		return names(scoped.rank(1000, { scopeInSql }).map((r) => (sessionOf.get(r.event_key) as { session_id: string }).session_id));
 	};
 
+/** The session rule of a caller's request, as the gate derives it. */
+const ruleOf = (c: CallerCase): SessionRule => {
+	const scope = scopeOf(c);
+	const filters = filtersOf(c);
+	return {
+		roots: scope.roots,
+		cwdPrefix: filters.cwdPrefix,
+		sessionIds: filters.sessionIds,
+		excludeSessionIds: scope.current?.sessionId && !filters.sessionIds?.includes(scope.current.sessionId) ? [scope.current.sessionId] : [],
+	};
+};
+
+/**
+ * What SQLite itself yields when a filter-only search lists the admitted sessions (before the
+ * gate's final check of each row): walking every session in activity order with the rule as SQL,
+ * or reading the rule's cwd ranges through the cwd index.
+ */
+const browse =
+	(through: "walk" | "cwd ranges"): Implementation =>
+	(c) => {
+		const rule = ruleOf(c);
+		const cursor = browseSessionsWhere(idx.db, sessionRuleSql(rule), through === "walk" ? null : cwdRanges(rule), Number.MAX_SAFE_INTEGER);
+		const seen: string[] = [];
+		for (let s = cursor.next(); s !== null; s = cursor.next()) seen.push(s.session_id);
+		cursor.close();
+		return names(seen);
+	};
+
 const IMPLEMENTATIONS: Record<string, Implementation> = {
 	"pure rule (auth/scope.ts admits)": (c) => {
-		const scope = scopeOf(c);
-		const filters = filtersOf(c);
-		const rule = {
-			roots: scope.roots,
-			cwdPrefix: filters.cwdPrefix,
-			sessionIds: filters.sessionIds,
-			excludeSessionIds: scope.current?.sessionId && !filters.sessionIds?.includes(scope.current.sessionId) ? [scope.current.sessionId] : [],
-		};
+		const rule = ruleOf(c);
 		const rows = idx.db.query("SELECT session_id, cwd_real FROM sessions").all() as { session_id: string; cwd_real: string | null }[];
 		return names(rows.filter((r) => admits(rule, { cwdReal: r.cwd_real, sessionId: r.session_id })).map((r) => r.session_id));
 	},
+	"session list, walking every session (the rule as SQL)": browse("walk"),
+	"session list, through the rule's cwd ranges (the cwd index)": browse("cwd ranges"),
 	"FTS path (scope tokens in the MATCH)": throughGate(false),
 	"SQL path (the rule as SQL beside the MATCH)": throughGate(true),
 	"CLI (pi-events search --root)": (c) => {

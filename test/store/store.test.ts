@@ -4,13 +4,14 @@
  * classification of database failures by result code (db.ts). Real indexes built from real
  * session files in temp dirs; the SQL is checked by what it returns.
  */
+import type { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { scopedMatch } from "../../src/auth/scope-tokens.ts";
 import { parseQuery } from "../../src/query/fts.ts";
 import { invocationCutoff, sessionIdOfFile } from "../../src/store/caller.ts";
-import { describeDbError, isDatabaseError, openIndex } from "../../src/store/db.ts";
+import { describeDbError, isDatabaseError, openIndex, SCHEMA_UPGRADES, SCHEMA_VERSION } from "../../src/store/db.ts";
 import { EventStore } from "../../src/store/events.ts";
 import { countMatches, eventsWithFailedCalls, matchedPerEvent, rankFragments, type SqlFilters } from "../../src/store/search.ts";
 import { cwdOfIndexedFile, indexCounts, indexedSize, lastSync } from "../../src/store/status.ts";
@@ -278,6 +279,46 @@ describe("db.ts: failures classified by result code, never by message text", () 
 		const path = join(dir, "index.db");
 		writeFileSync(path, "not a database ".repeat(400));
 		expect(() => openIndex(path)).toThrow("the file is not a pi-events index");
+	});
+
+	test("an index one additive step behind is brought up to date in place: its rows kept, its schema that of a new index", () => {
+		const sessions = makeTempDir("pi-events-upgrade-src-");
+		for (let i = 0; i < 3; i++) writeSession(sessions, oneMessageSession(`0000000${i}-0000-4000-8000-000000000000`, `/work/p${i}`, `upgradeword ${i}`));
+		const built = buildIndex([sessions]);
+		const path = join(built.dir, "index.db");
+		const schemaOf = (db: Database) =>
+			(db.query("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name").all() as { name: string; sql: string }[]).map(
+				(r) => `${r.name}: ${r.sql.replace(/\s+/g, " ")}`,
+			);
+		const current = schemaOf(built.db);
+		// The schema as version 16 had it: no cwd index, the activity index without the cwd.
+		built.db.run("DROP INDEX sessions_by_cwd");
+		built.db.run("DROP INDEX sessions_by_activity");
+		built.db.run("CREATE INDEX sessions_by_activity ON sessions(last_ts_ms DESC, session_id)");
+		built.db.run("PRAGMA user_version = 16");
+		built.close();
+		expect(SCHEMA_UPGRADES[16]).toBeDefined();
+		expect(() => openIndex(path, { readonly: true })).toThrow("has schema 16, expected 17: run `pi-events index`");
+		const upgraded = openIndex(path);
+		try {
+			expect(upgraded.query("PRAGMA user_version").get()).toEqual({ user_version: SCHEMA_VERSION });
+			expect(schemaOf(upgraded)).toEqual(current);
+			expect(upgraded.query("SELECT count(*) AS n FROM sessions").get()).toEqual({ n: 3 });
+			expect(upgraded.query("SELECT count(*) AS n FROM fts WHERE fts MATCH 'upgradeword'").get()).toEqual({ n: 3 });
+		} finally {
+			upgraded.close();
+		}
+		// Older than any step: rebuilt, as before.
+		const older = openIndex(path);
+		older.run("PRAGMA user_version = 15");
+		older.close();
+		const rebuilt = openIndex(path);
+		try {
+			expect(rebuilt.query("SELECT count(*) AS n FROM sessions").get()).toEqual({ n: 0 });
+			expect(schemaOf(rebuilt)).toEqual(current);
+		} finally {
+			rebuilt.close();
+		}
 	});
 
 	test("an index with another schema version is rebuilt, not reused", () => {

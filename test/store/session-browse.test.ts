@@ -1,0 +1,95 @@
+/**
+ * A filter-only search lists the admitted sessions most recently active first (store/listing.ts
+ * browseSessionsWhere). A narrow scope reads them through the cwd index and sorts them; a wide one
+ * walks the activity index. Both must yield the same sessions in the same order, and each must
+ * read through its index: a scope with no session used to cost a read of every session.
+ */
+import { describe, expect, test } from "bun:test";
+import type { SessionRule } from "../../src/auth/scope.ts";
+import { cwdRanges, sessionRuleSql } from "../../src/auth/scope-sql.ts";
+import { openIndex } from "../../src/store/db.ts";
+import { browseSessionsWhere } from "../../src/store/listing.ts";
+
+/** An index whose sessions table holds `n` sessions over a few workspaces, with tied and missing times. */
+function indexWithSessions(n: number) {
+	const db = openIndex(":memory:");
+	const cwds = ["/w/a", "/w/a/sub", "/w/a/sub/deep", "/w/a-b", "/w/a.c", "/w/ab", "/w/b", "/", "relative/a", null];
+	const insert = db.prepare(
+		"INSERT INTO sessions (session_key, file_key, session_id, version, cwd, cwd_real, last_ts_ms, created, fragment_count) VALUES (?, ?, ?, 3, ?, ?, ?, ?, ?)",
+	);
+	for (let k = 1; k <= n; k++) {
+		const cwd = cwds[(k * 7) % cwds.length]!;
+		// Every 5th session has no time; times repeat (ties broken by id, then key); ids repeat across files.
+		const ts = k % 5 === 0 ? null : 1_000 * ((k * 13) % 17);
+		insert.run(k, k, `id-${(k * 31) % (n - 3)}`, cwd, cwd, ts, `2026-01-0${1 + (k % 9)}`, k % 4);
+	}
+	return db;
+}
+
+const RULES: Record<string, SessionRule> = {
+	"one workspace": { roots: ["/w/a"], excludeSessionIds: [] },
+	"two workspaces": { roots: ["/w/a/sub", "/w/b"], excludeSessionIds: ["id-3"] },
+	"a workspace narrowed by a cwd filter": { roots: ["/w/a"], cwdPrefix: "/w/a/sub", excludeSessionIds: [] },
+	"targeted sessions": { roots: ["/w"], sessionIds: ["id-1", "id-2", "id-40"], excludeSessionIds: [] },
+	"the filesystem root": { roots: ["/"], excludeSessionIds: [] },
+	"a workspace without sessions": { roots: ["/nowhere"], excludeSessionIds: [] },
+	"no roots": { roots: [], excludeSessionIds: [] },
+};
+
+function listed(db: ReturnType<typeof openIndex>, rule: SessionRule, ranges: boolean, rangeReadMax: number): number[] {
+	const cursor = browseSessionsWhere(db, sessionRuleSql(rule), ranges ? cwdRanges(rule) : null, rangeReadMax);
+	const keys: number[] = [];
+	for (let s = cursor.next(); s !== null; s = cursor.next()) keys.push(s.session_key);
+	cursor.close();
+	return keys;
+}
+
+describe("both ways of listing a scope's sessions", () => {
+	const db = indexWithSessions(400);
+	const byActivity = db
+		.query("SELECT session_key, session_id, last_ts_ms FROM sessions ORDER BY last_ts_ms IS NULL, last_ts_ms DESC, session_id, session_key")
+		.all() as { session_key: number }[];
+	for (const [name, rule] of Object.entries(RULES)) {
+		test(`${name}: the same sessions in the same order, whichever index is read`, () => {
+			const walked = listed(db, rule, false, 0);
+			const ranged = listed(db, rule, true, Number.MAX_SAFE_INTEGER);
+			expect(ranged).toEqual(walked);
+			// Fewer than the bound allows: read by walking after all, still the same.
+			expect(listed(db, rule, true, 1)).toEqual(walked);
+			// And that order is activity order, newest first, a session without a time last.
+			const admitted = new Set(walked);
+			expect(walked).toEqual(byActivity.map((r) => r.session_key).filter((k) => admitted.has(k)));
+		});
+	}
+	test("the listed sessions are not all or none of them (the rules select)", () => {
+		expect(listed(db, RULES["one workspace"]!, true, 1000).length).toBeGreaterThan(10);
+		expect(listed(db, RULES["one workspace"]!, true, 1000).length).toBeLessThan(200);
+	});
+});
+
+test("a narrow scope reads only its sessions through the cwd index; a wide one walks the activity index", () => {
+	const db = indexWithSessions(60);
+	const seen: string[] = [];
+	for (const method of ["query", "prepare"] as const) {
+		const original = db[method].bind(db);
+		db[method] = ((sql: string) => {
+			seen.push(sql);
+			return original(sql);
+		}) as never;
+	}
+	const planOf = (sql: string) => {
+		const params = Array.from({ length: (sql.match(/\?/g) ?? []).length }, () => "x");
+		return (db.query(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail).join(" | ");
+	};
+	listed(db, RULES["one workspace"]!, true, 1000);
+	const narrow = seen.filter((s) => s.includes("FROM sessions s"));
+	expect(narrow.length).toBe(2);
+	for (const sql of narrow) expect(planOf(sql)).toMatch(/SEARCH s USING COVERING INDEX sessions_by_cwd \(cwd_real>\? AND cwd_real<\?\)/);
+	seen.length = 0;
+	listed(db, RULES["the filesystem root"]!, true, 10);
+	const wide = seen.filter((s) => s.includes("FROM sessions s"));
+	// The bounded count through the cwd index, then the walk, which sorts nothing.
+	expect(wide.length).toBe(2);
+	expect(planOf(wide[1]!)).toMatch(/^SCAN s USING INDEX sessions_by_activity$/);
+	db.close();
+});

@@ -58,12 +58,7 @@ const BROWSE_COLUMNS = "s.session_key, s.session_id, s.cwd_real, s.created, s.la
  * they hold more than `rangeReadMax`, the read walks the sessions_by_activity index (no sort: a
  * filter-only search usually stops after a few). Both yield the same rows in the same order.
  */
-export function browseSessionsWhere(
-	db: Database,
-	where: SessionCondition,
-	ranges: CwdRanges | null = null,
-	rangeReadMax = RANGE_READ_MAX,
-): SessionCursor {
+export function browseSessionsWhere(db: Database, where: SessionCondition, ranges: CwdRanges | null = null, rangeReadMax = RANGE_READ_MAX): SessionCursor {
 	const few = ranges === null ? null : sessionsInRanges(db, where, ranges, rangeReadMax);
 	if (few !== null) {
 		let next = 0;

@@ -88,7 +88,7 @@ interface IdleCursor {
 }
 
 /**
- * Look at the sources. `syncing`: the result is synced and recorded afterwards (recordCheck),
+ * Look at the sources. `syncing`: the result is synced and recorded afterwards (checkRecord),
  * so the idle slice advances and a stale full check is repeated; a read-only look (`--no-sync`)
  * checks directories, recent files and the caller's file only, and records nothing.
  */
@@ -206,14 +206,27 @@ function listedOf(found: Discovery, sourceDirs: readonly SourceDir[]): ListedDir
 	return out;
 }
 
+/** What a finished sync records of its check: the writes (none when nothing moved), and the last full check. */
+export interface CheckRecord {
+	writes: (() => void)[];
+	lastFullCheckAt: number | null;
+}
+
 /**
  * After a sync that finished (nothing left pending): remember each listed directory whose files
  * all match the index now, at the mtime it had before its listing, and move the idle cursor.
  * `problemPaths`: files and directories the sync could not settle (kept last-good, unreadable).
  * `recordProgress`: also move the idle cursor and the last full check (sync.ts decides when).
+ * Only planned here, from what the check read: the caller takes the write lock only when there
+ * is something to write, so that a sync that changes nothing never waits behind another writer.
  */
-export function recordCheck(db: Database, writer: IndexWriter, check: SourceCheck, problemPaths: readonly string[], recordProgress: boolean): number | null {
-	const store = new CheckStore(db);
+export function checkRecord(db: Database, writer: IndexWriter, check: SourceCheck, problemPaths: readonly string[], recordProgress: boolean): CheckRecord {
+	const checks = new CheckStore(db);
+	const writes: (() => void)[] = [];
+	const store = {
+		deleteDir: (path: string) => writes.push(() => checks.deleteDir(path)),
+		upsertDir: (row: DirRow) => writes.push(() => checks.upsertDir(row)),
+	};
 	const unsettled = new Set<string>();
 	for (const p of problemPaths) {
 		unsettled.add(p);
@@ -267,10 +280,16 @@ export function recordCheck(db: Database, writer: IndexWriter, check: SourceChec
 	} else if (check.slice) {
 		cursor = { next: check.slice.next, roundStartedAt: check.slice.roundStartedAt };
 	}
-	if (!recordProgress) return lastFull;
-	if (cursor && (cursor.next !== check.cursor?.next || cursor.roundStartedAt !== check.cursor?.roundStartedAt)) writer.setMeta("idle_cursor", cursor);
-	if (lastFull !== null && lastFull !== check.lastFullCheckAt) writer.setMeta("last_full_check", { at: lastFull });
-	return lastFull;
+	if (!recordProgress) return { writes, lastFullCheckAt: lastFull };
+	if (cursor && (cursor.next !== check.cursor?.next || cursor.roundStartedAt !== check.cursor?.roundStartedAt)) {
+		const moved = cursor;
+		writes.push(() => writer.setMeta("idle_cursor", moved));
+	}
+	if (lastFull !== null && lastFull !== check.lastFullCheckAt) {
+		const at = lastFull;
+		writes.push(() => writer.setMeta("last_full_check", { at }));
+	}
+	return { writes, lastFullCheckAt: lastFull };
 }
 
 function sameDir(a: DirRow | undefined, b: DirRow): boolean {

@@ -14,7 +14,7 @@ import { PiEventsError } from "../errors.ts";
 import type { DiscoveredFile, SourceDir } from "../source/discover.ts";
 import { describeDbError, isDatabaseError, isReadOnly } from "../store/db.ts";
 import { IndexWriter } from "../store/write.ts";
-import { type CheckPolicy, checkSources, PROGRESS_EVERY_MS, recordCheck } from "./check.ts";
+import { type CheckPolicy, checkRecord, checkSources, PROGRESS_EVERY_MS } from "./check.ts";
 import { removeVanished } from "./deletion.ts";
 import { forgetKnown, refreshKnown, unchangedSince } from "./observations.ts";
 import { addProblem, diagnosticSink, emptyReport, type SyncReport } from "./report.ts";
@@ -142,7 +142,13 @@ export function syncIndex(db: Database, options: SyncOptions): SyncReport {
 		const recordProgress =
 			check.mode === "full" || writer.changes() !== changesAtStart || progressDue(writer, options.check?.progressEveryMs ?? PROGRESS_EVERY_MS);
 		if (report.complete) {
-			db.transaction(() => (report.check.lastFullCheckAt = recordCheck(db, writer, check, report.problemPaths, recordProgress))).immediate();
+			const record = checkRecord(db, writer, check, report.problemPaths, recordProgress);
+			report.check.lastFullCheckAt = record.lastFullCheckAt;
+			if (record.writes.length > 0) {
+				db.transaction(() => {
+					for (const write of record.writes) write();
+				}).immediate();
+			}
 		}
 		scrub(writer, report, options.budgetMs === undefined);
 		report.durationMs = performance.now() - started;

@@ -209,6 +209,26 @@ describe("incremental check: what the next sync sees", () => {
 		}
 	});
 
+	test("a sync with nothing to change or record takes no write lock: it answers while another process writes", () => {
+		const { w } = idleHistory(6);
+		w.sync({ idleSlice: 2, progressEveryMs: 0 });
+		// Another connection holds the write lock; this one would fail at once if it asked for it.
+		const writer = openIndex(join(w.sessions, "..", "index.db"));
+		w.db.run("PRAGMA busy_timeout = 0");
+		writer.run("BEGIN IMMEDIATE");
+		try {
+			for (let i = 0; i < 3; i++) {
+				const r = w.sync({ idleSlice: 2 });
+				expect([r.sessions.new, r.sessions.appended, r.sessions.removed, r.problems.length]).toEqual([0, 0, 0, 0]);
+			}
+			// Progress that is due does need the lock: the writer's hold is then an error, not a wait here.
+			expect(() => w.sync({ idleSlice: 2, progressEveryMs: 0 })).toThrow("the index is locked by another process");
+		} finally {
+			writer.run("ROLLBACK");
+			writer.close();
+		}
+	});
+
 	test("an append to a long-idle session is seen by the first sync after the full-check interval", async () => {
 		const { w, paths } = idleHistory(6);
 		w.append(paths[2]!, "late-2", "lateappendword");

@@ -362,8 +362,10 @@ interface CliAnswer {
 	freshness: { syncMs: number };
 	coverage: { estimatedMatches: number; matchesExact: boolean };
 }
-function cliSearch(args: string[], sync = false): CliAnswer {
-	const p = sh([bin, "search", "--all", ...(sync ? [] : ["--no-sync"]), "--json", "--index", indexPath, "--sessions-dir", sessionsDir, ...args], {
+/** `--all`, or the caller's root for a scoped class. */
+const scopeArgs = (roots?: string[]) => (roots ? roots.flatMap((r) => ["--root", r]) : ["--all"]);
+function cliSearch(args: string[], sync = false, roots?: string[]): CliAnswer {
+	const p = sh([bin, "search", ...scopeArgs(roots), ...(sync ? [] : ["--no-sync"]), "--json", "--index", indexPath, "--sessions-dir", sessionsDir, ...args], {
 		env,
 		quiet: true,
 	});
@@ -399,9 +401,21 @@ const [common1, common2] = [manifest.commonTerms[0] ?? "the", manifest.commonTer
 const plantedPhrase = Object.keys(manifest.phrases)[0] ?? "quantum marmalade pipeline";
 const rarePhrase = rarePhraseOfCommonWords(manifest.commonTerms.length >= 3 ? manifest.commonTerms : ["the", "error", "function"]);
 if (rarePhrase) console.error(`rare phrase of common words: "${rarePhrase.phrase}", ${fmtInt(rarePhrase.matches)} fragments`);
+// One workspace of a typical size (the median of the corpus's working directories by sessions), and
+// one without sessions (a new project): a filter-only search there reads only that scope's sessions.
+const workspaces = db.query("SELECT cwd_real AS cwd, count(*) AS n FROM sessions WHERE cwd_real IS NOT NULL GROUP BY cwd_real ORDER BY n, cwd_real").all() as {
+	cwd: string;
+	n: number;
+}[];
+const workspace = workspaces[Math.floor(workspaces.length / 2)] ?? { cwd: "/", n: 0 };
+const emptyWorkspace = join(tmpdir(), "pi-events-bench-new-project");
+mkdirSync(emptyWorkspace, { recursive: true });
+console.error(`one workspace: ${workspace.cwd} (${fmtInt(workspace.n)} sessions with that cwd)`);
 const classes: {
 	name: string;
 	query: string;
+	/** The caller's roots (`--root`); absent: unscoped (`--all`). */
+	roots?: string[];
 	/** What ripgrep looks for; null: nothing comparable (a search by filters alone). */
 	rg: string | null;
 	filters?: SearchFilters;
@@ -449,8 +463,23 @@ const classes: {
 		filters: { branchStates: ["alternate"], kinds: ["bash.command"] },
 		cli: ["--branch", "alternate", "--kind", "bash.command"],
 	},
+	{
+		name: "filter-only, selective, in one workspace (`--root`, a median workspace)",
+		query: "",
+		rg: null,
+		roots: [workspace.cwd],
+		filters: { branchStates: ["alternate"], kinds: ["bash.command"] },
+		cli: ["--branch", "alternate", "--kind", "bash.command"],
+	},
+	{
+		name: "filter-only in a workspace without sessions (`--root`, `--error`)",
+		query: "",
+		rg: null,
+		roots: [emptyWorkspace],
+		filters: { isError: true },
+		cli: ["--error"],
+	},
 ];
-const scope = { roots: null, current: null };
 
 /**
  * The phrase of the corpus's common words (each in a large share of the fragments) that the fewest
@@ -470,15 +499,16 @@ function rarePhraseOfCommonWords(words: string[]): { phrase: string; matches: nu
 const classResults: ClassResult[] = [];
 for (const q of classes) {
 	const cliArgs = [...(q.cli ?? []), q.query];
+	const scope = { roots: q.roots ?? null, current: null };
 	let cold: number | null = null;
 	if (dropCaches) {
 		dropPageCache();
-		cold = cliSearch(cliArgs).elapsedMs;
+		cold = cliSearch(cliArgs, false, q.roots).elapsedMs;
 	}
 	const fresh: number[] = [];
 	let answer: CliAnswer | null = null;
 	for (let i = 0; i < 5; i++) {
-		answer = cliSearch(cliArgs);
+		answer = cliSearch(cliArgs, false, q.roots);
 		fresh.push(answer.elapsedMs);
 	}
 	const inproc: number[] = [];
@@ -492,7 +522,7 @@ for (const q of classes) {
 		[
 			[bin, "--version"],
 			// With the session directory, as a user's search runs: the freshness check compares it.
-			[bin, "search", "--all", "--no-sync", "--json", "--index", indexPath, "--sessions-dir", sessionsDir, ...cliArgs],
+			[bin, "search", ...scopeArgs(q.roots), "--no-sync", "--json", "--index", indexPath, "--sessions-dir", sessionsDir, ...cliArgs],
 			...(q.rg === null ? [] : [["rg", "--fixed-strings", "--ignore-case", "--files-with-matches", q.rg, sessionsDir]]),
 		],
 		procRuns,
@@ -656,7 +686,7 @@ function classStart(c: ClassResult, runStart: number): number {
 
 function classHeader(): string[] {
 	return [
-		"| search class | matches | hits | in-process p50 | p95 | p99 | max | first query of a new process | first after dropping the page cache | whole process (`--all --no-sync --json --sessions-dir`) | process − start | `rg -l -i -F` | rg ÷ pi-events |",
+		"| search class | matches | hits | in-process p50 | p95 | p99 | max | first query of a new process | first after dropping the page cache | whole process (`--all` or the class's `--root`; `--no-sync --json --sessions-dir`) | process − start | `rg -l -i -F` | rg ÷ pi-events |",
 		"|---|---|---|---|---|---|---|---|---|---|---|---|---|",
 	];
 }

@@ -260,7 +260,7 @@ export class Gate {
 	/** The sessions the caller may list, most recently active first. */
 	listableSessions(): SessionSummaryRow[] {
 		const rule = this.listRule();
-		return sessionsWhere(this.db, sessionRuleSql(rule)).filter((s) => admits(rule, { cwdReal: s.cwd_real, sessionId: s.session_id }));
+		return sessionsWhere(this.db, sessionRuleSql(rule), cwdRanges(rule)).filter((s) => admits(rule, { cwdReal: s.cwd_real, sessionId: s.session_id }));
 	}
 
 	/** A listable session's first user message event (null for any other session). */

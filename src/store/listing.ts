@@ -49,23 +49,48 @@ type CwdRanges = readonly { from: string; to: string }[];
  */
 export const RANGE_READ_MAX = 1000;
 
+/** The ranges as a condition on `s` (served by the sessions_by_cwd index), and its parameters. */
+const rangesSql = (ranges: CwdRanges) => `(${ranges.map(() => "(s.cwd_real >= ? AND s.cwd_real < ?)").join(" OR ")})`;
+const rangeParams = (ranges: CwdRanges) => ranges.flatMap((r) => [r.from, r.to]);
+
 const BROWSE_COLUMNS = "s.session_key, s.session_id, s.cwd_real, s.created, s.last_ts_ms, s.fragment_count";
+
+/**
+ * The ranges, when they hold at most `max` admitted sessions (a bounded count: at most max + 1
+ * index entries read); null when they hold more, or when there are none to narrow by.
+ */
+function narrowRanges(db: Database, where: SessionCondition, ranges: CwdRanges | null, max: number): CwdRanges | null {
+	if (ranges === null || ranges.length === 0) return ranges;
+	const { n } = db
+		.query(`SELECT count(*) AS n FROM (SELECT 1 FROM sessions s WHERE ${rangesSql(ranges)} AND ${where.sql} LIMIT ?)`)
+		.get(...rangeParams(ranges), ...where.params, max + 1) as { n: number };
+	return n > max ? null : ranges;
+}
 
 /**
  * The sessions the condition admits, most recently active first (a session without a time last),
  * with only what a filter-only search needs, read one at a time. `ranges` (a superset of the
- * admitted sessions' cwds) lets a narrow scope read only its own sessions; otherwise, or when
+ * admitted sessions' cwds) lets a narrow scope read only its own sessions, through the
+ * sessions_by_cwd index (which holds every column read here), and sort them. Otherwise, or when
  * they hold more than `rangeReadMax`, the read walks the sessions_by_activity index (no sort: a
  * filter-only search usually stops after a few). Both yield the same rows in the same order.
  */
 export function browseSessionsWhere(db: Database, where: SessionCondition, ranges: CwdRanges | null = null, rangeReadMax = RANGE_READ_MAX): SessionCursor {
-	const few = ranges === null ? null : sessionsInRanges(db, where, ranges, rangeReadMax);
-	if (few !== null) {
+	const order = "ORDER BY s.last_ts_ms DESC, s.session_id, s.session_key";
+	const within = narrowRanges(db, where, ranges, rangeReadMax);
+	if (within !== null) {
+		// Sorted by SQLite in one statement; sorting inside a LIMITed subquery (to skip the count) cost it 4–7 ms however few the rows.
+		const few =
+			within.length === 0
+				? []
+				: (db
+						.query(`SELECT ${BROWSE_COLUMNS} FROM sessions s WHERE ${rangesSql(within)} AND ${where.sql} ${order}`)
+						.all(...rangeParams(within), ...where.params) as BrowseSessionRow[]);
 		let next = 0;
 		return { next: () => few[next++] ?? null, close: () => {} };
 	}
 	// Its own statement, finalized on close: a cached one left mid-read would hold a read transaction open.
-	const statement = db.prepare(`SELECT ${BROWSE_COLUMNS} FROM sessions s WHERE ${where.sql} ORDER BY s.last_ts_ms DESC, s.session_id, s.session_key`);
+	const statement = db.prepare(`SELECT ${BROWSE_COLUMNS} FROM sessions s WHERE ${where.sql} ${order}`);
 	const rows = statement.iterate(...where.params) as IterableIterator<BrowseSessionRow>;
 	return {
 		next: () => {
@@ -77,32 +102,21 @@ export function browseSessionsWhere(db: Database, where: SessionCondition, range
 }
 
 /**
- * The admitted sessions in the ranges, in activity order, read through the sessions_by_cwd index
- * (which holds every column read here); null when there are more than `max`. A bounded count
- * first (at most max + 1 index entries): sorting inside a LIMITed subquery instead cost SQLite
- * 4–7 ms however few the rows.
+ * Every session the condition admits (a few thousand at most), most recently active first. With
+ * `ranges` (a superset of the admitted sessions' cwds), a narrow scope reads only its own
+ * sessions, through the cwd index, rather than every session of the history.
  */
-function sessionsInRanges(db: Database, where: SessionCondition, ranges: CwdRanges, max: number): BrowseSessionRow[] | null {
-	if (ranges.length === 0) return [];
-	const within = `(${ranges.map(() => "(s.cwd_real >= ? AND s.cwd_real < ?)").join(" OR ")}) AND ${where.sql}`;
-	const params = [...ranges.flatMap((r) => [r.from, r.to]), ...where.params];
-	const { n } = db.query(`SELECT count(*) AS n FROM (SELECT 1 FROM sessions s WHERE ${within} LIMIT ?)`).get(...params, max + 1) as { n: number };
-	if (n > max) return null;
-	return db
-		.query(`SELECT ${BROWSE_COLUMNS} FROM sessions s WHERE ${within} ORDER BY s.last_ts_ms DESC, s.session_id, s.session_key`)
-		.all(...params) as BrowseSessionRow[];
-}
-
-/** Every session the condition admits (a few thousand at most), most recently active first. */
-export function sessionsWhere(db: Database, where: SessionCondition): SessionSummaryRow[] {
+export function sessionsWhere(db: Database, where: SessionCondition, ranges: CwdRanges | null = null, rangeReadMax = RANGE_READ_MAX): SessionSummaryRow[] {
+	const within = narrowRanges(db, where, ranges, rangeReadMax);
+	if (within?.length === 0) return [];
 	return db
 		.query(
 			`SELECT s.session_key, s.session_id, s.name, s.cwd, s.cwd_real, s.created, s.last_ts_ms, s.entry_count, s.fragment_count, s.version, fl.path
 			 FROM sessions s JOIN files fl ON fl.file_key = s.file_key
-			 WHERE ${where.sql}
+			 WHERE ${within === null ? "" : `${rangesSql(within)} AND `}${where.sql}
 			 ORDER BY s.last_ts_ms IS NULL, s.last_ts_ms DESC, s.session_id, fl.path`,
 		)
-		.all(...where.params) as SessionSummaryRow[];
+		.all(...rangeParams(within ?? []), ...where.params) as SessionSummaryRow[];
 }
 
 /** Distinct ids of admitted sessions that begin with `prefix` (at most `limit`), in id order. */

@@ -8,7 +8,7 @@ import { describe, expect, test } from "bun:test";
 import type { SessionRule } from "../../src/auth/scope.ts";
 import { cwdRanges, sessionRuleSql } from "../../src/auth/scope-sql.ts";
 import { openIndex } from "../../src/store/db.ts";
-import { browseSessionsWhere } from "../../src/store/listing.ts";
+import { browseSessionsWhere, sessionsWhere } from "../../src/store/listing.ts";
 
 /** An index whose sessions table holds `n` sessions over a few workspaces, with tied and missing times. */
 function indexWithSessions(n: number) {
@@ -61,6 +61,19 @@ describe("both ways of listing a scope's sessions", () => {
 			expect(walked).toEqual(byActivity.map((r) => r.session_key).filter((k) => admitted.has(k)));
 		});
 	}
+	test("`pi-events sessions`' list: the same sessions in the same order through the cwd index as without it", () => {
+		const db2 = indexWithSessions(120);
+		// sessionsWhere joins each session's file: give every session one.
+		db2.run(
+			"INSERT INTO files (file_key, path, real_path, source_dir, dev, ino, size, mtime_ms, durable_end, next_line, head_hash, tail_hash, parser_state, status, indexed_at) SELECT session_key, '/s/' || session_key || '.jsonl', '/s/' || session_key || '.jsonl', '/s', 1, session_key, 1, 0, 0, 0, '', '', '', 'ok', 0 FROM sessions",
+		);
+		for (const rule of Object.values(RULES)) {
+			const keys = (ranges: boolean, max: number) => sessionsWhere(db2, sessionRuleSql(rule), ranges ? cwdRanges(rule) : null, max).map((s) => s.session_key);
+			expect(keys(true, Number.MAX_SAFE_INTEGER)).toEqual(keys(false, 0));
+			expect(keys(true, 0)).toEqual(keys(false, 0));
+		}
+		db2.close();
+	});
 	test("the listed sessions are not all or none of them (the rules select)", () => {
 		expect(listed(db, RULES["one workspace"]!, true, 1000).length).toBeGreaterThan(10);
 		expect(listed(db, RULES["one workspace"]!, true, 1000).length).toBeLessThan(200);

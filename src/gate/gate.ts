@@ -24,7 +24,7 @@
  *   browse.sessionCursor() / browse.fragmentsOf(sessionKeys) / browse.hydrate(ranked)
  *
  *   // Listing and naming sessions.
- *   gate.listableSessions() / gate.firstUserEvent(session)   // the calling session is not listed
+ *   gate.listableSessions() / gate.summaries(listed) / gate.firstUserEvent(session)   // the calling session is not listed
  *   gate.resolveSessionId(idOrPrefix)                        // a unique visible prefix → the id
  *   session.conversationBySeq(event, "before" | "after", n) / session.isConversation(event)
  *
@@ -70,13 +70,15 @@ import {
 	browseSessionsWhere,
 	type SessionCursor,
 	filteredFragmentsOfSessions,
+	type ListedSessionRow,
+	listedSessionsWhere,
 	type SessionSummaryRow,
 	sessionIdsWithPrefix,
-	sessionsWhere,
+	sessionSummaries,
 } from "../store/listing.ts";
 import { cwdOfIndexedFile } from "../store/status.ts";
 
-export type { BrowseSessionRow, CandidateRow, EventRow, FragmentRow, RankedRow, RowidRange, SessionRow, SessionSummaryRow };
+export type { BrowseSessionRow, CandidateRow, EventRow, FragmentRow, ListedSessionRow, RankedRow, RowidRange, SessionRow, SessionSummaryRow };
 
 /**
  * Capped token counts by index, kept while the index is unchanged: the same words (`the`,
@@ -257,10 +259,22 @@ export class Gate {
 		return { roots: this.scope.roots, excludeSessionIds: this.currentId ? [this.currentId] : [] };
 	}
 
-	/** The sessions the caller may list, most recently active first. */
-	listableSessions(): SessionSummaryRow[] {
+	/** The sessions the caller may list, most recently active first: what ordering, filtering by time and counting them needs. */
+	listableSessions(): ListedSessionRow[] {
 		const rule = this.listRule();
-		return sessionsWhere(this.db, sessionRuleSql(rule), cwdRanges(rule)).filter((s) => admits(rule, { cwdReal: s.cwd_real, sessionId: s.session_id }));
+		const clauses = ruleClauses(rule);
+		return listedSessionsWhere(this.db, sessionRuleSql(rule), cwdRanges(rule)).filter((s) =>
+			clausesAdmit(clauses, { cwdReal: s.cwd_real, sessionId: s.session_id }),
+		);
+	}
+
+	/** The full rows (name, file, counts) of listed sessions, in the order given; only listable ones. */
+	summaries(listed: readonly ListedSessionRow[]): SessionSummaryRow[] {
+		const rule = this.listRule();
+		return sessionSummaries(
+			this.db,
+			listed.map((s) => s.session_key),
+		).filter((s) => admits(rule, { cwdReal: s.cwd_real, sessionId: s.session_id }));
 	}
 
 	/** A listable session's first user message event (null for any other session). */

@@ -6,7 +6,7 @@
  */
 import { PiEventsError } from "../errors.ts";
 import { isoTime } from "../project/projector.ts";
-import type { Gate, SessionSummaryRow } from "../gate/gate.ts";
+import type { Gate, ListedSessionRow, SessionSummaryRow } from "../gate/gate.ts";
 import { fragmentTexts } from "./source-text.ts";
 
 export const DEFAULT_SESSIONS = 20;
@@ -50,24 +50,29 @@ export function listSessions(gate: Gate, request: SessionsRequest): SessionsResu
 	const { sinceMs, untilMs } = request;
 	// A session is in the range when it was active in it: its last entry at or after `since`, and
 	// it began before `until`.
-	const inRange = gate.listableSessions().filter((s) => {
-		const first = startMs(s);
-		const last = s.last_ts_ms ?? first;
-		if (sinceMs !== undefined && (last === null || last < sinceMs)) return false;
-		if (untilMs !== undefined && (first ?? last) !== null && (first ?? last)! >= untilMs) return false;
-		return true;
-	});
+	const listed = gate.listableSessions();
+	const inRange =
+		sinceMs === undefined && untilMs === undefined
+			? listed
+			: listed.filter((s) => {
+					const first = startMs(s);
+					const last = s.last_ts_ms ?? first;
+					if (sinceMs !== undefined && (last === null || last < sinceMs)) return false;
+					if (untilMs !== undefined && (first ?? last) !== null && (first ?? last)! >= untilMs) return false;
+					return true;
+				});
 	// Copies of one session (an /export + /import pair) are listed once: the first, most recently active.
 	const seen = new Set<string>();
 	const unique = inRange.filter((s) => !seen.has(s.session_id) && seen.add(s.session_id));
 	return {
-		sessions: unique.slice(0, limit).map((s) => summary(gate, s)),
+		// Only the shown sessions' full rows and files are read.
+		sessions: gate.summaries(unique.slice(0, limit)).map((s) => summary(gate, s)),
 		total: unique.length,
 		truncated: unique.length > limit,
 	};
 }
 
-function startMs(s: SessionSummaryRow): number | null {
+function startMs(s: ListedSessionRow): number | null {
 	const ms = s.created ? Date.parse(s.created) : Number.NaN;
 	return Number.isNaN(ms) ? null : ms;
 }

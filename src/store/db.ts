@@ -23,7 +23,7 @@ export const SCHEMA_VERSION = 17;
  */
 export const SCHEMA_UPGRADES: Readonly<Record<number, string>> = {
 	16: `DROP INDEX IF EXISTS sessions_by_activity;
-		CREATE INDEX sessions_by_activity ON sessions(last_ts_ms DESC, session_id, session_key, cwd_real);
+		CREATE INDEX sessions_by_activity ON sessions(last_ts_ms DESC, session_id, session_key, cwd_real, created, fragment_count);
 		CREATE INDEX IF NOT EXISTS sessions_by_cwd ON sessions(cwd_real, last_ts_ms, session_id, created, fragment_count);`,
 };
 
@@ -62,8 +62,9 @@ CREATE TABLE sessions (
 );
 CREATE INDEX sessions_by_id ON sessions(session_id);
 -- Most recently active first, without a sort (filter-only search reads sessions in this order and stops early).
--- With the cwd, so that the scope rule is checked in the index before a row is read (the key first: it ends the order).
-CREATE INDEX sessions_by_activity ON sessions(last_ts_ms DESC, session_id, session_key, cwd_real);
+-- With all that a filter-only search and the session list read of a session: the scope rule is
+-- checked, and a session listed, without reading its row (the key first: it ends the order).
+CREATE INDEX sessions_by_activity ON sessions(last_ts_ms DESC, session_id, session_key, cwd_real, created, fragment_count);
 CREATE INDEX sessions_by_parent ON sessions(parent_real);
 -- A narrow scope's sessions, found by the prefix range of their cwd, with all that a filter-only search reads of them (store/listing.ts).
 CREATE INDEX sessions_by_cwd ON sessions(cwd_real, last_ts_ms, session_id, created, fragment_count);

@@ -16,7 +16,7 @@ import { cwdRanges, sessionRuleSql } from "../../src/auth/scope-sql.ts";
 import { resolveCaller } from "../../src/gate/caller.ts";
 import { Gate } from "../../src/gate/gate.ts";
 import { toSearchFilters } from "../../src/query/filters.ts";
-import { browseSessionsWhere, sessionsWhere } from "../../src/store/listing.ts";
+import { browseSessionsWhere, listedSessionsWhere } from "../../src/store/listing.ts";
 import { parseQuery } from "../../src/query/fts.ts";
 import { type AgentLayout, cleanupTempDirs, isolatedEnv, MAIN, makeAgentLayout, runCli } from "../helpers/temp.ts";
 import { buildIndex, oneMessageSession, type TestIndex, writeSession } from "../query/helpers.ts";
@@ -218,7 +218,7 @@ const IMPLEMENTATIONS: Record<string, Implementation> = {
 	"session list, through the rule's cwd ranges (the cwd index)": browse("cwd ranges"),
 	"`pi-events sessions`' list, through the rule's cwd ranges": (c) => {
 		const rule = ruleOf(c);
-		return names(sessionsWhere(idx.db, sessionRuleSql(rule), cwdRanges(rule), Number.MAX_SAFE_INTEGER).map((s) => s.session_id));
+		return names(listedSessionsWhere(idx.db, sessionRuleSql(rule), cwdRanges(rule), Number.MAX_SAFE_INTEGER).map((s) => s.session_id));
 	},
 	"FTS path (scope tokens in the MATCH)": throughGate(false),
 	"SQL path (the rule as SQL beside the MATCH)": throughGate(true),

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, posix } from "node:path";
 import { isWithin, normalizeAbsolute, type Scope, sessionInScope } from "../../src/auth/scope.ts";
 import { resolveRoot } from "../../src/config.ts";
 import { PiEventsError } from "../../src/errors.ts";
@@ -33,6 +33,21 @@ describe("normalizeAbsolute", () => {
 		["/a/b/c/../../..", "/"],
 	])("%s → %s", (input, expected) => {
 		expect(normalizeAbsolute(input)).toBe(expected);
+	});
+
+	test("equals posix.normalize without trailing slashes on every path of up to 7 characters from / . a é", () => {
+		const alphabet = ["/", ".", "a", "\u00e9"];
+		let paths = ["/"];
+		let checked = 0;
+		for (let length = 1; length <= 7; length++) {
+			for (const p of paths) {
+				const expected = posix.normalize(p).replace(/(.)\/+$/, "$1");
+				if (normalizeAbsolute(p) !== expected) expect({ p, got: normalizeAbsolute(p) }).toEqual({ p, got: expected });
+				checked++;
+			}
+			paths = paths.flatMap((p) => alphabet.map((c) => p + c));
+		}
+		expect(checked).toBe((4 ** 7 - 1) / 3);
 	});
 
 	test.each([["a/b"], ["./a"], ["../a"], [""], ["~/x"], ["."], ["C:\\x"]])("relative %s → null", (input) => {

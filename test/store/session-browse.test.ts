@@ -8,7 +8,7 @@ import { describe, expect, test } from "bun:test";
 import type { SessionRule } from "../../src/auth/scope.ts";
 import { cwdRanges, sessionRuleSql } from "../../src/auth/scope-sql.ts";
 import { openIndex } from "../../src/store/db.ts";
-import { browseSessionsWhere, sessionsWhere } from "../../src/store/listing.ts";
+import { browseSessionsWhere, listedSessionsWhere, sessionSummaries } from "../../src/store/listing.ts";
 
 /** An index whose sessions table holds `n` sessions over a few workspaces, with tied and missing times. */
 function indexWithSessions(n: number) {
@@ -61,17 +61,43 @@ describe("both ways of listing a scope's sessions", () => {
 			expect(walked).toEqual(byActivity.map((r) => r.session_key).filter((k) => admitted.has(k)));
 		});
 	}
-	test("`pi-events sessions`' list: the same sessions in the same order through the cwd index as without it", () => {
+	test("`pi-events sessions`' list: the same sessions in the same order through the cwd index as without it, copies ordered by file path", () => {
 		const db2 = indexWithSessions(120);
-		// sessionsWhere joins each session's file: give every session one.
-		db2.run(
-			"INSERT INTO files (file_key, path, real_path, source_dir, dev, ino, size, mtime_ms, durable_end, next_line, head_hash, tail_hash, parser_state, status, indexed_at) SELECT session_key, '/s/' || session_key || '.jsonl', '/s/' || session_key || '.jsonl', '/s', 1, session_key, 1, 0, 0, 0, '', '', '', 'ok', 0 FROM sessions",
+		// Every session gets a file; some get a copy (same id and time, as /export + /import makes)
+		// whose path sorts first although it was indexed later, one of them only by UTF-8 bytes
+		// (U+FF5A before an astral letter, unlike UTF-16).
+		const file = db2.prepare(
+			"INSERT INTO files (file_key, path, real_path, source_dir, dev, ino, size, mtime_ms, durable_end, next_line, head_hash, tail_hash, parser_state, status, indexed_at) VALUES (?1, ?2, ?2, '/s', 1, ?1, 1, 0, 0, 0, '', '', '', 'ok', 0)",
 		);
-		for (const rule of Object.values(RULES)) {
-			const keys = (ranges: boolean, max: number) => sessionsWhere(db2, sessionRuleSql(rule), ranges ? cwdRanges(rule) : null, max).map((s) => s.session_key);
-			expect(keys(true, Number.MAX_SAFE_INTEGER)).toEqual(keys(false, 0));
-			expect(keys(true, 0)).toEqual(keys(false, 0));
+		for (let k = 1; k <= 120; k++) file.run(k, `/s/${k % 3 === 0 ? "\u{1F600}" : "m"}-${k}.jsonl`);
+		for (let k = 3; k <= 120; k += 9) {
+			db2.run(
+				"INSERT INTO sessions (session_key, file_key, session_id, version, cwd, cwd_real, last_ts_ms, created, fragment_count) SELECT session_key + 1000, file_key + 1000, session_id, version, cwd, cwd_real, last_ts_ms, created, fragment_count FROM sessions WHERE session_key = ?1",
+				[k],
+			);
+			file.run(k + 1000, `/s/\uff5a-${k}.jsonl`);
 		}
+		const expected = (rule: SessionRule) =>
+			(
+				db2
+					.query(
+						`SELECT s.session_key, s.cwd_real, s.session_id FROM sessions s JOIN files fl ON fl.file_key = s.file_key WHERE ${sessionRuleSql(rule).sql} ORDER BY s.last_ts_ms IS NULL, s.last_ts_ms DESC, s.session_id, fl.path`,
+					)
+					.all(...sessionRuleSql(rule).params) as { session_key: number }[]
+			).map((r) => r.session_key);
+		let copiesSeen = 0;
+		for (const rule of Object.values(RULES)) {
+			const keys = (ranges: boolean, max: number) =>
+				listedSessionsWhere(db2, sessionRuleSql(rule), ranges ? cwdRanges(rule) : null, max).map((s) => s.session_key);
+			expect(keys(true, Number.MAX_SAFE_INTEGER)).toEqual(expected(rule));
+			expect(keys(true, 0)).toEqual(expected(rule));
+			expect(keys(false, 0)).toEqual(expected(rule));
+			copiesSeen += keys(false, 0).filter((k) => k > 1000).length;
+			// The full rows, in the order asked for.
+			const some = keys(false, 0).slice(0, 5).reverse();
+			expect(sessionSummaries(db2, some).map((s) => s.session_key)).toEqual(some);
+		}
+		expect(copiesSeen).toBeGreaterThan(5);
 		db2.close();
 	});
 	test("the listed sessions are not all or none of them (the rules select)", () => {
@@ -80,7 +106,7 @@ describe("both ways of listing a scope's sessions", () => {
 	});
 });
 
-test("a narrow scope reads only its sessions through the cwd index; a wide one walks the activity index", () => {
+test("a narrow scope reads only its sessions through the cwd index; a wide one walks the activity index, reading no session row", () => {
 	const db = indexWithSessions(60);
 	const seen: string[] = [];
 	for (const method of ["query", "prepare"] as const) {
@@ -103,6 +129,16 @@ test("a narrow scope reads only its sessions through the cwd index; a wide one w
 	const wide = seen.filter((s) => s.includes("FROM sessions s"));
 	// The bounded count through the cwd index, then the walk, which sorts nothing.
 	expect(wide.length).toBe(2);
-	expect(planOf(wide[1]!)).toMatch(/^SCAN s USING INDEX sessions_by_activity$/);
+	expect(planOf(wide[1]!)).toMatch(/^SCAN s USING COVERING INDEX sessions_by_activity$/);
+	// The session list of a wide scope: the same index, in its order, no row read and nothing sorted.
+	seen.length = 0;
+	listedSessionsWhere(db, sessionRuleSql(RULES["the filesystem root"]!), cwdRanges(RULES["the filesystem root"]!), 10);
+	const list = seen.filter((s) => s.includes("FROM sessions s") && s.includes("ORDER BY"));
+	expect(list.length).toBe(1);
+	expect(planOf(list[0]!)).toMatch(/^SCAN s USING COVERING INDEX sessions_by_activity$/);
+	seen.length = 0;
+	listedSessionsWhere(db, sessionRuleSql(RULES["one workspace"]!), cwdRanges(RULES["one workspace"]!), 1000);
+	const narrowList = seen.filter((s) => s.includes("FROM sessions s") && s.includes("ORDER BY"));
+	expect(planOf(narrowList[0]!)).toMatch(/SEARCH s USING COVERING INDEX sessions_by_cwd \(cwd_real>\? AND cwd_real<\?\)/);
 	db.close();
 });

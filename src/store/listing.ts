@@ -57,7 +57,8 @@ const BROWSE_COLUMNS = "s.session_key, s.session_id, s.cwd_real, s.created, s.la
 
 /**
  * The ranges, when they hold at most `max` admitted sessions (a bounded count: at most max + 1
- * index entries read); null when they hold more, or when there are none to narrow by.
+ * index entries read); null when they hold more or when there are no ranges (no cwd clause);
+ * empty when the rule admits nothing.
  */
 function narrowRanges(db: Database, where: SessionCondition, ranges: CwdRanges | null, max: number): CwdRanges | null {
 	if (ranges === null || ranges.length === 0) return ranges;
@@ -108,9 +109,9 @@ export type ListedSessionRow = Pick<SessionSummaryRow, "session_key" | "session_
  * Every session the condition admits, most recently active first (a session without a time last;
  * ties by id, then by file path), with only what the session list needs of each: columns that the
  * sessions_by_activity and sessions_by_cwd indexes hold, so that no session or file row is read
- * (at 5 GB from `/`, the whole list took 113–117 ms with every full row and file path, 24–32 ms
- * so). With `ranges` (a superset of the admitted sessions' cwds), a narrow scope reads only its
- * own sessions, through the cwd index.
+ * (the session list from `/` at 5 GB: 113–117 ms when it read every full row and file path, 24–32
+ * ms now). With `ranges` (a superset of the admitted sessions' cwds), a narrow scope reads only
+ * its own sessions, through the cwd index.
  */
 export function listedSessionsWhere(db: Database, where: SessionCondition, ranges: CwdRanges | null = null, rangeReadMax = RANGE_READ_MAX): ListedSessionRow[] {
 	const within = narrowRanges(db, where, ranges, rangeReadMax);

@@ -21,6 +21,14 @@ export const SCHEMA_VERSION = 17;
  * to the next one, whose stored data is the same. Anything else (a version with no step here)
  * means a rebuild. The DDL above already holds every step.
  */
+/**
+ * The oldest schema version whose code can read and write an index of this version as it is:
+ * since 16 only indexes were added, which SQLite keeps up to date whoever writes. Recorded in the
+ * index, so that this code can use an index of a newer version that says it still may (rather
+ * than rebuild it, and a newer binary rebuild it again: two versions of pi-events used in turn).
+ */
+export const SCHEMA_COMPATIBLE_FROM = 16;
+
 export const SCHEMA_UPGRADES: Readonly<Record<number, string>> = {
 	16: `DROP INDEX IF EXISTS sessions_by_activity;
 		CREATE INDEX sessions_by_activity ON sessions(last_ts_ms DESC, session_id, session_key, cwd_real, created, fragment_count);
@@ -310,16 +318,16 @@ function openWith(path: string, options: OpenOptions & { uri?: boolean }, shownP
 		db.run(`PRAGMA mmap_size = ${options.readonly ? READ_MAP_BYTES : 0}`);
 		const variant = fullTextVariantFor(checkedSqliteVersion(db));
 		const version = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
-		const upgradable = !options.readonly && upgradesFrom(version) !== null;
-		const built = version === SCHEMA_VERSION || upgradable ? builtVariant(db) : null;
+		const usable = usableHere(db, version);
+		const upgradable = !usable && !options.readonly && upgradesFrom(version) !== null;
+		const built = usable || upgradable ? builtVariant(db) : null;
 		if (upgradable && built === variant) {
 			upgradeSchema(db, variant);
-		} else if (version !== SCHEMA_VERSION || built !== variant) {
+		} else if (!usable || built !== variant) {
 			if (options.readonly) {
-				const why =
-					version !== SCHEMA_VERSION ? `has schema ${version}, expected ${SCHEMA_VERSION}` : `was built for another SQLite (${built} full-text table)`;
+				const why = !usable ? `has schema ${version}, expected ${SCHEMA_VERSION}` : `was built for another SQLite (${built} full-text table)`;
 				// A stored-text index works on any SQLite with FTS5; only the other way round is refused.
-				if (version !== SCHEMA_VERSION || built === "contentless") {
+				if (!usable || built === "contentless") {
 					throw new PiEventsError("E_INDEX", `the index at ${shownPath} ${why}: run \`pi-events index\``);
 				}
 			} else {
@@ -355,6 +363,24 @@ function builtVariant(db: Database): FullTextVariant {
 	}
 }
 
+/** Whether this code may use an index of `version` as it is: its own, or a newer one compatible with it. */
+function usableHere(db: Database, version: number): boolean {
+	if (version === SCHEMA_VERSION) return true;
+	if (version < SCHEMA_VERSION) return false;
+	try {
+		const row = db.query("SELECT value FROM meta WHERE key = 'schema_compatible_from'").get() as { value: string } | null;
+		const from = row ? JSON.parse(row.value) : null;
+		return typeof from === "number" && from <= SCHEMA_VERSION;
+	} catch {
+		return false;
+	}
+}
+
+/** Record which versions' code may use this index (SCHEMA_COMPATIBLE_FROM). */
+function recordCompatibility(db: Database): void {
+	db.run("INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_compatible_from', ?1)", [JSON.stringify(SCHEMA_COMPATIBLE_FROM)]);
+}
+
 /** The additive steps from `version` to SCHEMA_VERSION, in order; null when there is no such path (or nothing to do). */
 function upgradesFrom(version: number): string[] | null {
 	if (version >= SCHEMA_VERSION || version <= 0) return null;
@@ -373,13 +399,14 @@ function upgradeSchema(db: Database, variant: FullTextVariant): void {
 	db.transaction(() => {
 		// Decide again under the write lock: another process may have upgraded or rebuilt it meanwhile.
 		const version = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
-		if (version === SCHEMA_VERSION && builtVariant(db) === variant) return;
+		if (usableHere(db, version) && builtVariant(db) === variant) return;
 		const steps = upgradesFrom(version);
 		if (steps === null || builtVariant(db) !== variant) {
 			rebuild = true;
 			return;
 		}
 		for (const step of steps) db.run(step);
+		recordCompatibility(db);
 		db.run(`PRAGMA user_version = ${SCHEMA_VERSION}`);
 	}).immediate();
 	if (rebuild) recreateSchema(db, variant);
@@ -390,7 +417,7 @@ function recreateSchema(db: Database, variant: FullTextVariant): void {
 		// Decide again under the write lock: another process that opened the index at the same
 		// time may have built the schema (and indexed into it) since this one read the version.
 		const version = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
-		if (version === SCHEMA_VERSION && builtVariant(db) === variant) return;
+		if (usableHere(db, version) && builtVariant(db) === variant) return;
 		const objects = db
 			.query("SELECT type, name FROM sqlite_master WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'fts_%'")
 			.all() as { type: string; name: string }[];
@@ -399,6 +426,7 @@ function recreateSchema(db: Database, variant: FullTextVariant): void {
 		db.run("DROP TABLE IF EXISTS fts");
 		db.run(ddlFor(SCHEMA_DDL, variant));
 		db.run("INSERT INTO meta (key, value) VALUES ('fts_variant', ?1)", [JSON.stringify(variant)]);
+		recordCompatibility(db);
 		db.run(`PRAGMA user_version = ${SCHEMA_VERSION}`);
 	}).immediate();
 }

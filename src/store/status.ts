@@ -1,6 +1,5 @@
 /** Read-only summary queries for `pi-events status`. */
 import type { Database } from "bun:sqlite";
-import { SCHEMA_VERSION } from "./db.ts";
 
 interface IndexCounts {
 	schema: number;
@@ -20,7 +19,8 @@ export function indexCounts(db: Database): IndexCounts {
 	const one = (sql: string) => (db.query(sql).get() as { n: number }).n;
 	const last = db.query("SELECT value FROM meta WHERE key = 'last_sync'").get() as { value: string } | null;
 	return {
-		schema: SCHEMA_VERSION,
+		// The index's own version: a newer pi-events may have built it (store/db.ts SCHEMA_COMPATIBLE_FROM).
+		schema: (db.query("PRAGMA user_version").get() as { user_version: number }).user_version,
 		files: one("SELECT count(*) AS n FROM files"),
 		sessions: one("SELECT count(*) AS n FROM sessions"),
 		events: one("SELECT count(*) AS n FROM events"),

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { scopedMatch } from "../../src/auth/scope-tokens.ts";
 import { parseQuery } from "../../src/query/fts.ts";
 import { invocationCutoff, sessionIdOfFile } from "../../src/store/caller.ts";
-import { describeDbError, isDatabaseError, openIndex, SCHEMA_UPGRADES, SCHEMA_VERSION } from "../../src/store/db.ts";
+import { describeDbError, isDatabaseError, openIndex, SCHEMA_COMPATIBLE_FROM, SCHEMA_UPGRADES, SCHEMA_VERSION } from "../../src/store/db.ts";
 import { EventStore } from "../../src/store/events.ts";
 import { countMatches, eventsWithFailedCalls, matchedPerEvent, rankFragments, type SqlFilters } from "../../src/store/search.ts";
 import { cwdOfIndexedFile, indexCounts, indexedSize, lastSync } from "../../src/store/status.ts";
@@ -316,6 +316,41 @@ describe("db.ts: failures classified by result code, never by message text", () 
 		try {
 			expect(rebuilt.query("SELECT count(*) AS n FROM sessions").get()).toEqual({ n: 0 });
 			expect(schemaOf(rebuilt)).toEqual(current);
+		} finally {
+			rebuilt.close();
+		}
+	});
+
+	test("an index of a newer version is used as it is when it says this version's code may, and rebuilt when not", () => {
+		const sessions = makeTempDir("pi-events-newer-src-");
+		writeSession(sessions, oneMessageSession("00000009-0000-4000-8000-000000000000", "/work/p", "newerword"));
+		const built = buildIndex([sessions]);
+		const path = join(built.dir, "index.db");
+		const compatibleFrom = built.db.query("SELECT value FROM meta WHERE key = 'schema_compatible_from'").get();
+		expect(compatibleFrom).toEqual({ value: String(SCHEMA_COMPATIBLE_FROM) });
+		// As a newer pi-events would leave it: a higher version, still usable by this one.
+		built.db.run(`PRAGMA user_version = ${SCHEMA_VERSION + 1}`);
+		built.db.run("UPDATE meta SET value = ?1 WHERE key = 'schema_compatible_from'", [String(SCHEMA_VERSION)]);
+		built.close();
+		for (const readonly of [true, false]) {
+			const db = openIndex(path, { readonly });
+			try {
+				expect(db.query("PRAGMA user_version").get()).toEqual({ user_version: SCHEMA_VERSION + 1 });
+				expect(db.query("SELECT count(*) AS n FROM fts WHERE fts MATCH 'newerword'").get()).toEqual({ n: 1 });
+				expect(indexCounts(db).schema).toBe(SCHEMA_VERSION + 1);
+			} finally {
+				db.close();
+			}
+		}
+		// A newer version that this code may not use: refused read-only, rebuilt otherwise.
+		const newer = openIndex(path);
+		newer.run("UPDATE meta SET value = ?1 WHERE key = 'schema_compatible_from'", [String(SCHEMA_VERSION + 1)]);
+		newer.close();
+		expect(() => openIndex(path, { readonly: true })).toThrow(`has schema ${SCHEMA_VERSION + 1}, expected ${SCHEMA_VERSION}`);
+		const rebuilt = openIndex(path);
+		try {
+			expect(rebuilt.query("PRAGMA user_version").get()).toEqual({ user_version: SCHEMA_VERSION });
+			expect(rebuilt.query("SELECT count(*) AS n FROM sessions").get()).toEqual({ n: 0 });
 		} finally {
 			rebuilt.close();
 		}

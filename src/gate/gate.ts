@@ -270,11 +270,11 @@ export class Gate {
 
 	/** The full rows (name, file, counts) of listed sessions, in the order given; only listable ones. */
 	summaries(listed: readonly ListedSessionRow[]): SessionSummaryRow[] {
-		const rule = this.listRule();
+		const clauses = ruleClauses(this.listRule());
 		return sessionSummaries(
 			this.db,
 			listed.map((s) => s.session_key),
-		).filter((s) => admits(rule, { cwdReal: s.cwd_real, sessionId: s.session_id }));
+		).filter((s) => clausesAdmit(clauses, { cwdReal: s.cwd_real, sessionId: s.session_id }));
 	}
 
 	/** A listable session's first user message event (null for any other session). */

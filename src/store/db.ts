@@ -17,11 +17,6 @@ import { ddlFor, type FullTextVariant, fullTextVariantFor } from "./sqlite-compa
 export const SCHEMA_VERSION = 17;
 
 /**
- * Additive steps, by the version they start from: statements that bring an index of that version
- * to the next one, whose stored data is the same. Anything else (a version with no step here)
- * means a rebuild. The DDL above already holds every step.
- */
-/**
  * The oldest schema version whose code can read and write an index of this version as it is:
  * since 16 only indexes were added, which SQLite keeps up to date whoever writes. Recorded in the
  * index, so that this code can use an index of a newer version that says it still may (rather
@@ -29,6 +24,11 @@ export const SCHEMA_VERSION = 17;
  */
 export const SCHEMA_COMPATIBLE_FROM = 16;
 
+/**
+ * Additive steps, by the version they start from: statements that bring an index of that version
+ * to the next one, whose stored data is the same. Anything else (a version with no step here)
+ * means a rebuild. The DDL below already holds every step.
+ */
 export const SCHEMA_UPGRADES: Readonly<Record<number, string>> = {
 	16: `DROP INDEX IF EXISTS sessions_by_activity;
 		CREATE INDEX sessions_by_activity ON sessions(last_ts_ms DESC, session_id, session_key, cwd_real, created, fragment_count);

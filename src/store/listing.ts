@@ -6,6 +6,7 @@
  * decides who may see what.
  */
 import type { Database, SQLQueryBindings } from "bun:sqlite";
+import type { CwdRange } from "../auth/scope-sql.ts";
 import { inList } from "./in-list.ts";
 import { filterSql, type RankedRow, type SqlFilters } from "./search.ts";
 
@@ -38,8 +39,8 @@ export interface SessionCursor {
 	close(): void;
 }
 
-/** Half-open ranges [from, to) of cwd_real that hold every session a condition admits (auth/scope-sql.ts cwdRanges). */
-type CwdRanges = readonly { from: string; to: string }[];
+/** Half-open ranges of cwd_real that hold every session a condition admits (auth/scope-sql.ts cwdRanges). */
+type CwdRanges = readonly CwdRange[];
 
 /**
  * A scope whose cwd ranges hold at most this many admitted sessions has them read through the cwd
@@ -49,11 +50,18 @@ type CwdRanges = readonly { from: string; to: string }[];
  */
 export const RANGE_READ_MAX = 1000;
 
-/** The ranges as a condition on `s` (served by the sessions_by_cwd index), and its parameters. */
-const rangesSql = (ranges: CwdRanges) => `(${ranges.map(() => "(s.cwd_real >= ? AND s.cwd_real < ?)").join(" OR ")})`;
-const rangeParams = (ranges: CwdRanges) => ranges.flatMap((r) => [r.from, r.to]);
+/** The condition, and the ranges when given (non-empty) as a condition served by the sessions_by_cwd index. */
+function withinRanges(where: SessionCondition, ranges: CwdRanges | null): SessionCondition {
+	if (ranges === null) return where;
+	return {
+		sql: `(${ranges.map(() => "(s.cwd_real >= ? AND s.cwd_real < ?)").join(" OR ")}) AND ${where.sql}`,
+		params: [...ranges.flatMap((r) => [r.from, r.to]), ...where.params],
+	};
+}
 
 const BROWSE_COLUMNS = "s.session_key, s.session_id, s.cwd_real, s.created, s.last_ts_ms, s.fragment_count";
+/** Most recently active first (a session without a time last, as NULL sorts in SQLite), then by id and key. */
+const ACTIVITY_ORDER = "ORDER BY s.last_ts_ms DESC, s.session_id, s.session_key";
 
 /**
  * The ranges, when they hold at most `max` admitted sessions (a bounded count: at most max + 1
@@ -62,9 +70,10 @@ const BROWSE_COLUMNS = "s.session_key, s.session_id, s.cwd_real, s.created, s.la
  */
 function narrowRanges(db: Database, where: SessionCondition, ranges: CwdRanges | null, max: number): CwdRanges | null {
 	if (ranges === null || ranges.length === 0) return ranges;
-	const { n } = db
-		.query(`SELECT count(*) AS n FROM (SELECT 1 FROM sessions s WHERE ${rangesSql(ranges)} AND ${where.sql} LIMIT ?)`)
-		.get(...rangeParams(ranges), ...where.params, max + 1) as { n: number };
+	const within = withinRanges(where, ranges);
+	const { n } = db.query(`SELECT count(*) AS n FROM (SELECT 1 FROM sessions s WHERE ${within.sql} LIMIT ?)`).get(...within.params, max + 1) as {
+		n: number;
+	};
 	return n > max ? null : ranges;
 }
 
@@ -77,21 +86,19 @@ function narrowRanges(db: Database, where: SessionCondition, ranges: CwdRanges |
  * filter-only search usually stops after a few). Both yield the same rows in the same order.
  */
 export function browseSessionsWhere(db: Database, where: SessionCondition, ranges: CwdRanges | null = null, rangeReadMax = RANGE_READ_MAX): SessionCursor {
-	const order = "ORDER BY s.last_ts_ms DESC, s.session_id, s.session_key";
-	const within = narrowRanges(db, where, ranges, rangeReadMax);
-	if (within !== null) {
+	const narrow = narrowRanges(db, where, ranges, rangeReadMax);
+	if (narrow !== null) {
 		// Sorted by SQLite in one statement; sorting inside a LIMITed subquery (to skip the count) cost it 4–7 ms however few the rows.
+		const within = withinRanges(where, narrow);
 		const few =
-			within.length === 0
+			narrow.length === 0
 				? []
-				: (db
-						.query(`SELECT ${BROWSE_COLUMNS} FROM sessions s WHERE ${rangesSql(within)} AND ${where.sql} ${order}`)
-						.all(...rangeParams(within), ...where.params) as BrowseSessionRow[]);
+				: (db.query(`SELECT ${BROWSE_COLUMNS} FROM sessions s WHERE ${within.sql} ${ACTIVITY_ORDER}`).all(...within.params) as BrowseSessionRow[]);
 		let next = 0;
 		return { next: () => few[next++] ?? null, close: () => {} };
 	}
 	// Its own statement, finalized on close: a cached one left mid-read would hold a read transaction open.
-	const statement = db.prepare(`SELECT ${BROWSE_COLUMNS} FROM sessions s WHERE ${where.sql} ${order}`);
+	const statement = db.prepare(`SELECT ${BROWSE_COLUMNS} FROM sessions s WHERE ${where.sql} ${ACTIVITY_ORDER}`);
 	const rows = statement.iterate(...where.params) as IterableIterator<BrowseSessionRow>;
 	return {
 		next: () => {
@@ -114,15 +121,12 @@ export type ListedSessionRow = Pick<SessionSummaryRow, "session_key" | "session_
  * its own sessions, through the cwd index.
  */
 export function listedSessionsWhere(db: Database, where: SessionCondition, ranges: CwdRanges | null = null, rangeReadMax = RANGE_READ_MAX): ListedSessionRow[] {
-	const within = narrowRanges(db, where, ranges, rangeReadMax);
-	if (within?.length === 0) return [];
+	const narrow = narrowRanges(db, where, ranges, rangeReadMax);
+	if (narrow?.length === 0) return [];
+	const within = withinRanges(where, narrow);
 	const rows = db
-		.query(
-			`SELECT s.session_key, s.session_id, s.cwd_real, s.created, s.last_ts_ms FROM sessions s
-			 WHERE ${within === null ? "" : `${rangesSql(within)} AND `}${where.sql}
-			 ORDER BY s.last_ts_ms DESC, s.session_id, s.session_key`,
-		)
-		.all(...rangeParams(within ?? []), ...where.params) as ListedSessionRow[];
+		.query(`SELECT s.session_key, s.session_id, s.cwd_real, s.created, s.last_ts_ms FROM sessions s WHERE ${within.sql} ${ACTIVITY_ORDER}`)
+		.all(...within.params) as ListedSessionRow[];
 	orderTiesByPath(db, rows);
 	return rows;
 }

@@ -221,11 +221,12 @@ export interface CheckRecord {
  * is something to write, so that a sync that changes nothing never waits behind another writer.
  */
 export function checkRecord(db: Database, writer: IndexWriter, check: SourceCheck, problemPaths: readonly string[], recordProgress: boolean): CheckRecord {
-	const checks = new CheckStore(db);
+	const store = new CheckStore(db);
 	const writes: (() => void)[] = [];
-	const store = {
-		deleteDir: (path: string) => writes.push(() => checks.deleteDir(path)),
-		upsertDir: (row: DirRow) => writes.push(() => checks.upsertDir(row)),
+	// Deferred: run by the caller, under the write lock.
+	const planned = {
+		deleteDir: (path: string) => writes.push(() => store.deleteDir(path)),
+		upsertDir: (row: DirRow) => writes.push(() => store.upsertDir(row)),
 	};
 	const unsettled = new Set<string>();
 	for (const p of problemPaths) {
@@ -242,7 +243,7 @@ export function checkRecord(db: Database, writer: IndexWriter, check: SourceChec
 	for (const l of check.listed) {
 		if (l.subdirs === null && !holding.has(l.path)) {
 			if (check.recorded.has(l.path)) {
-				store.deleteDir(l.path);
+				planned.deleteDir(l.path);
 				unsettleRoots.add(l.sourceDir);
 			}
 			continue;
@@ -257,17 +258,17 @@ export function checkRecord(db: Database, writer: IndexWriter, check: SourceChec
 			listed_mtime: settled ? l.mtimeMs : null,
 			checked_at: check.startedAt,
 		};
-		if (!sameDir(check.recorded.get(l.path), row)) store.upsertDir(row);
+		if (!sameDir(check.recorded.get(l.path), row)) planned.upsertDir(row);
 		if (l.subdirs) {
 			const subdirs = new Set(l.subdirs);
 			for (const old of check.recorded.values()) {
-				if (old.source_dir === l.sourceDir && old.path !== l.sourceDir && !subdirs.has(old.path)) store.deleteDir(old.path);
+				if (old.source_dir === l.sourceDir && old.path !== l.sourceDir && !subdirs.has(old.path)) planned.deleteDir(old.path);
 			}
 		}
 	}
 	for (const root of unsettleRoots) {
 		const row = check.recorded.get(root);
-		if (row && !listedPaths.has(root)) store.upsertDir({ ...row, listed_mtime: null, checked_at: check.startedAt });
+		if (row && !listedPaths.has(root)) planned.upsertDir({ ...row, listed_mtime: null, checked_at: check.startedAt });
 	}
 	let lastFull = check.lastFullCheckAt;
 	let cursor = check.cursor;

@@ -167,6 +167,21 @@ export function textSignals(text: string, terms: readonly SignalTerm[], forms: W
 }
 
 /**
+ * A run of letters and digits, by the shape of its words. Each alternative but the last matches a
+ * whole run whose cuts are plain (asciiWordSpans), captured by its group:
+ *   1. one word: no capital after its first character (`error`, `Error`, `v2`);
+ *   2. one word: capitals, then digits (`FAIL`, `HTTP2`): splitCamel cuts a capital run only
+ *      before a lowercase letter, and never after a digit that no capital follows;
+ *   3. camelCase: words that each hold a lowercase letter or digit after an optional capital
+ *      (`parseSessionEntries`, `v2Alpha`), cut before each capital after the first character.
+ * The last alternative is any other run, cut by cutRun. Scanning by regex runs in native code: a
+ * search's first pass over up to 32 KB of candidate text took 2–3 times as long as a loop over
+ * char codes, before the JIT had warmed up.
+ */
+const ASCII_RUN = /([A-Za-z0-9][a-z0-9]*)(?![A-Za-z0-9])|([A-Z]+[0-9]*)(?![A-Za-z0-9])|([A-Z]?[a-z0-9]+(?:[A-Z][a-z0-9]+)+)(?![A-Za-z0-9])|[A-Za-z0-9]+/g;
+const CAPITAL = /[A-Z]/g;
+
+/**
  * The words of an ASCII text as textWords splits them (there, folding is lowercasing), as
  * [start, end) offsets into the text itself: each run of letters and digits, cut where
  * splitCamel's pattern matches, scanning as a global regex does (a match consumes its characters:
@@ -175,45 +190,57 @@ export function textSignals(text: string, terms: readonly SignalTerm[], forms: W
  */
 export function asciiWordSpans(text: string): number[] {
 	const spans: number[] = [];
-	const n = text.length;
-	for (let i = 0; i < n; ) {
-		if (!isAlnum(text.charCodeAt(i))) {
-			i++;
-			continue;
-		}
-		let end = i + 1;
-		while (end < n && isAlnum(text.charCodeAt(end))) end++;
-		let start = i;
-		for (let p = i; p < end; ) {
-			const c = text.charCodeAt(p);
-			// ([a-z0-9])([A-Z]): a word ends at the lowercase letter or digit.
-			if ((isLower(c) || isDigit(c)) && p + 1 < end && isUpper(text.charCodeAt(p + 1))) {
-				spans.push(start, p + 1);
-				start = p + 1;
-				p += 2;
-			} else if (isUpper(c)) {
-				// ([A-Z]+)([A-Z][a-z]): a run of capitals before a lowercase letter keeps its last capital for the next word.
-				let q = p + 1;
-				while (q < end && isUpper(text.charCodeAt(q))) q++;
-				if (q - p >= 2 && q < end && isLower(text.charCodeAt(q))) {
-					spans.push(start, q - 1);
-					start = q - 1;
-					p = q + 1;
-				} else p = q;
-			} else p++;
-		}
-		spans.push(start, end);
-		i = end;
+	ASCII_RUN.lastIndex = 0;
+	for (let run = ASCII_RUN.exec(text); run !== null; run = ASCII_RUN.exec(text)) {
+		const start = run.index;
+		const end = ASCII_RUN.lastIndex;
+		if (run[1] !== undefined || run[2] !== undefined) spans.push(start, end);
+		else if (run[3] !== undefined) cutBeforeCapitals(text, start, end, spans);
+		else cutRun(text, start, end, spans);
 	}
 	return spans;
+}
+
+/** The words of a camelCase run text[start, end) (ASCII_RUN's third shape): a cut before each capital after the first character. */
+function cutBeforeCapitals(text: string, start: number, end: number, spans: number[]): void {
+	CAPITAL.lastIndex = start + 1;
+	for (let capital = CAPITAL.exec(text); capital !== null && capital.index < end; capital = CAPITAL.exec(text)) {
+		spans.push(start, capital.index);
+		start = capital.index;
+	}
+	spans.push(start, end);
+}
+
+/** The words of the run text[i, end) where splitCamel cuts it, appended to `spans`. */
+function cutRun(text: string, i: number, end: number, spans: number[]): void {
+	let start = i;
+	for (let p = i; p < end; ) {
+		const c = text.charCodeAt(p);
+		// ([a-z0-9])([A-Z]): a word ends at the lowercase letter or digit.
+		if ((isLower(c) || isDigit(c)) && p + 1 < end && isUpper(text.charCodeAt(p + 1))) {
+			spans.push(start, p + 1);
+			start = p + 1;
+			p += 2;
+		} else if (isUpper(c)) {
+			// ([A-Z]+)([A-Z][a-z]): a run of capitals before a lowercase letter keeps its last capital for the next word.
+			let q = p + 1;
+			while (q < end && isUpper(text.charCodeAt(q))) q++;
+			if (q - p >= 2 && q < end && isLower(text.charCodeAt(q))) {
+				spans.push(start, q - 1);
+				start = q - 1;
+				p = q + 1;
+			} else p = q;
+		} else p++;
+	}
+	spans.push(start, end);
 }
 
 /** Whether text[start, end) is `token` (lowercase ASCII) ignoring the text's case. */
 function sameWord(text: string, start: number, end: number, token: string): boolean {
 	if (end - start !== token.length) return false;
 	for (let k = 0; k < token.length; k++) {
-		const c = text.charCodeAt(start + k);
-		if ((isUpper(c) ? c | 32 : c) !== token.charCodeAt(k)) return false;
+		// A word holds letters and digits only: | 32 lowercases a letter and keeps a digit.
+		if ((text.charCodeAt(start + k) | 32) !== token.charCodeAt(k)) return false;
 	}
 	return true;
 }
@@ -267,30 +294,29 @@ export function snippetTokens(text: string, terms: readonly SignalTerm[], forms:
 	return out;
 }
 
-/** Smallest span (in words, inclusive) covering one occurrence of every list: a sweep over the merged positions. */
-function minimalWindow(lists: { p: number[]; len: number }[]): number {
-	const events: { at: number; list: number; end: number }[] = [];
-	lists.forEach((l, i) => {
-		for (const at of l.p) events.push({ at, list: i, end: at + l.len - 1 });
-	});
-	events.sort((a, b) => a.at - b.at);
-	const count = new Array<number>(lists.length).fill(0);
-	let covered = 0;
+/**
+ * Smallest span (in words, inclusive) covering one occurrence of every list, a phrase's words
+ * counted whole (`len`). Each list is ascending (collected in text order). For each start, the
+ * best choice is every list's first occurrence at or after it, so one pass moves a cursor per list
+ * (no sort, no object per position). Exact also when a phrase in the middle ends last, which a
+ * sweep over the two outermost occurrences got wrong.
+ */
+export function minimalWindow(lists: readonly { p: readonly number[]; len: number }[]): number {
+	const next = new Array<number>(lists.length).fill(0);
 	let best = Number.POSITIVE_INFINITY;
-	let left = 0;
-	for (let right = 0; right < events.length; right++) {
-		const r = events[right]!;
-		count[r.list] = (count[r.list] ?? 0) + 1;
-		if (count[r.list] === 1) covered++;
-		while (covered === lists.length) {
-			const l = events[left]!;
-			best = Math.min(best, Math.max(r.end, l.end) - l.at + 1);
-			count[l.list] = (count[l.list] ?? 1) - 1;
-			if (count[l.list] === 0) covered--;
-			left++;
+	for (;;) {
+		let start = Number.POSITIVE_INFINITY;
+		let end = Number.NEGATIVE_INFINITY;
+		for (let i = 0; i < lists.length; i++) {
+			const { p, len } = lists[i]!;
+			const at = p[next[i]!];
+			if (at === undefined) return Number.isFinite(best) ? best : 0;
+			if (at < start) start = at;
+			if (at + len - 1 > end) end = at + len - 1;
 		}
+		if (end - start + 1 < best) best = end - start + 1;
+		for (let i = 0; i < lists.length; i++) if (lists[i]!.p[next[i]!] === start) next[i]!++;
 	}
-	return Number.isFinite(best) ? best : 0;
 }
 
 /** Conversational evidence (no text needed): what people said, for words a person would say. */

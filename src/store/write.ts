@@ -90,46 +90,38 @@ function contextRoleOf(eventType: string, role: string | null): TreeState["conte
 	}
 }
 
-export class IndexWriter {
-	private readonly insertEvent: Statement;
-	private readonly insertFragment: Statement;
-	private readonly insertFts: Statement;
-	private readonly forms = new WordForms();
-	private readonly insertFile: Statement;
-	private readonly updateFileByPath: Statement;
-	private readonly insertFileRow: Statement;
-	private readonly updateSessionByFile: Statement;
-	private readonly insertSessionRow: Statement;
-
-	constructor(private readonly db: Database) {
-		this.insertEvent = db.prepare(
-			`INSERT INTO events (session_key, seq, entry_id, id_derived, parent_id, event_type, role, tool_name, tool_call_id,
+const SQL_INSERT_EVENT = `INSERT INTO events (session_key, seq, entry_id, id_derived, parent_id, event_type, role, tool_name, tool_call_id,
 			  custom_type, ts_ms, is_error, exit_code, target_id, call_ids, line, byte_offset, byte_length, content_hash, meta, context_role, derived_calls,
 			  branch_state, selection_state)
-			 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)`,
-		);
-		this.insertFragment = db.prepare(
-			"INSERT INTO fragments (frag_key, event_key, session_key, fragment_id, kind, weight, full_length, bounded, derived, ts_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-		);
-		this.insertFts = db.prepare("INSERT INTO fts (rowid, body, aux, scope, forms) VALUES (?1, ?2, ?3, ?4, ?5)");
-		this.insertFile = db.prepare("INSERT INTO event_files (event_key, path, recorded, op) VALUES (?1, ?2, ?3, ?4)");
-		this.updateFileByPath = db.prepare(
-			`UPDATE files SET source_dir = ?2, dev = ?3, ino = ?4, size = ?5, mtime_ms = ?6, durable_end = ?7, next_line = ?8, head_hash = ?9,
+			 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)`;
+const SQL_INSERT_FRAGMENT =
+	"INSERT INTO fragments (frag_key, event_key, session_key, fragment_id, kind, weight, full_length, bounded, derived, ts_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+const SQL_INSERT_FTS = "INSERT INTO fts (rowid, body, aux, scope, forms) VALUES (?1, ?2, ?3, ?4, ?5)";
+const SQL_INSERT_FILE = "INSERT INTO event_files (event_key, path, recorded, op) VALUES (?1, ?2, ?3, ?4)";
+const SQL_UPDATE_FILE_BY_PATH = `UPDATE files SET source_dir = ?2, dev = ?3, ino = ?4, size = ?5, mtime_ms = ?6, durable_end = ?7, next_line = ?8, head_hash = ?9,
 			   tail_hash = ?10, parser_state = ?11, status = ?12, problem = ?13, diagnostics = ?14, indexed_at = ?15, real_path = ?16
-			 WHERE path = ?1`,
-		);
-		this.insertFileRow = db.prepare(
-			`INSERT INTO files (path, source_dir, dev, ino, size, mtime_ms, durable_end, next_line, head_hash, tail_hash, parser_state, status, problem, diagnostics, indexed_at, real_path)
-			 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)`,
-		);
-		this.updateSessionByFile = db.prepare(
-			`UPDATE sessions SET session_id = ?2, version = ?3, cwd = ?4, cwd_real = ?5, created = ?6, parent_session = ?7, parent_real = ?8
-			 WHERE file_key = ?1`,
-		);
-		this.insertSessionRow = db.prepare(
-			`INSERT INTO sessions (file_key, session_id, version, cwd, cwd_real, created, parent_session, parent_real)
-			 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`,
-		);
+			 WHERE path = ?1`;
+const SQL_INSERT_FILE_ROW = `INSERT INTO files (path, source_dir, dev, ino, size, mtime_ms, durable_end, next_line, head_hash, tail_hash, parser_state, status, problem, diagnostics, indexed_at, real_path)
+			 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)`;
+const SQL_UPDATE_SESSION_BY_FILE = `UPDATE sessions SET session_id = ?2, version = ?3, cwd = ?4, cwd_real = ?5, created = ?6, parent_session = ?7, parent_real = ?8
+			 WHERE file_key = ?1`;
+const SQL_INSERT_SESSION_ROW = `INSERT INTO sessions (file_key, session_id, version, cwd, cwd_real, created, parent_session, parent_real)
+			 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`;
+
+export class IndexWriter {
+	/**
+	 * Its statements, prepared on first use: a sync or a search's freshness check makes a writer,
+	 * and most of them write nothing (preparing all eight cost 0.25–0.4 ms of a new process).
+	 */
+	private readonly statements = new Map<string, Statement>();
+	private readonly forms = new WordForms();
+
+	constructor(private readonly db: Database) {}
+
+	private statement(sql: string): Statement {
+		let statement = this.statements.get(sql);
+		if (statement === undefined) this.statements.set(sql, (statement = this.db.prepare(sql)));
+		return statement;
 	}
 
 	/**
@@ -142,6 +134,10 @@ export class IndexWriter {
 		const derivedScope = derivedScopeColumn(scope);
 		let fragments = 0;
 		let nextFragKey = this.nextFragmentKey(sessionKey);
+		const insertEvent = this.statement(SQL_INSERT_EVENT);
+		const insertFragment = this.statement(SQL_INSERT_FRAGMENT);
+		const insertFts = this.statement(SQL_INSERT_FTS);
+		const insertFile = this.statement(SQL_INSERT_FILE);
 		// Tool calls of this batch, and which of them run pi-events: their results are echoes too.
 		const callsHere = new Set<string>();
 		const derivedCalls = new Set<string>();
@@ -153,7 +149,7 @@ export class IndexWriter {
 				e.role === "toolResult" &&
 				(callsHere.has(e.toolCallId) ? derivedCalls.has(e.toolCallId) : this.isDerivedCall(sessionKey, e.toolCallId));
 			const meta = Object.keys(e.meta).length > 0 ? JSON.stringify(e.meta) : null;
-			const result = this.insertEvent.run(
+			const result = insertEvent.run(
 				sessionKey,
 				e.seq,
 				e.entryId,
@@ -183,7 +179,7 @@ export class IndexWriter {
 			for (const f of e.fragments) {
 				const fragKey = nextFragKey++;
 				const derived = f.derived || resultOfDerived;
-				this.insertFragment.run(
+				insertFragment.run(
 					fragKey,
 					eventKey,
 					sessionKey,
@@ -197,12 +193,12 @@ export class IndexWriter {
 				);
 				// A cold index computes the columns off this thread (sync/prepare.ts); otherwise here.
 				const columns = f.columns ?? fullTextColumns(this.forms, e, f);
-				this.insertFts.run(fragKey, f.indexText, columns.aux, derived ? derivedScope : scope, columns.forms);
+				insertFts.run(fragKey, f.indexText, columns.aux, derived ? derivedScope : scope, columns.forms);
 				fragments++;
 			}
 			for (const file of e.files) {
 				const path = cwd && isAbsolute(cwd) && !isAbsolute(file.path) ? resolve(cwd, file.path) : file.path;
-				this.insertFile.run(eventKey, path, file.path, file.op);
+				insertFile.run(eventKey, path, file.path, file.op);
 			}
 		}
 		return { fragments };
@@ -275,8 +271,8 @@ export class IndexWriter {
 			facts.indexed_at,
 			facts.real_path,
 		] as const;
-		const updated = this.updateFileByPath.run(...values);
-		if (updated.changes === 0) return Number(this.insertFileRow.run(...values).lastInsertRowid);
+		const updated = this.statement(SQL_UPDATE_FILE_BY_PATH).run(...values);
+		if (updated.changes === 0) return Number(this.statement(SQL_INSERT_FILE_ROW).run(...values).lastInsertRowid);
 		return (this.db.query("SELECT file_key FROM files WHERE path = ?1").get(facts.path) as { file_key: number }).file_key;
 	}
 
@@ -288,8 +284,8 @@ export class IndexWriter {
 	/** Insert or update the session row of a file; returns its session_key (no RETURNING: see upsertFile). */
 	upsertSession(fileKey: number, s: SessionFacts): number {
 		const values = [fileKey, s.sessionId, s.version, s.cwd, s.cwdReal, s.created, s.parentSession, s.parentReal] as const;
-		const updated = this.updateSessionByFile.run(...values);
-		if (updated.changes === 0) return Number(this.insertSessionRow.run(...values).lastInsertRowid);
+		const updated = this.statement(SQL_UPDATE_SESSION_BY_FILE).run(...values);
+		if (updated.changes === 0) return Number(this.statement(SQL_INSERT_SESSION_ROW).run(...values).lastInsertRowid);
 		return (this.db.query("SELECT session_key FROM sessions WHERE file_key = ?1").get(fileKey) as { session_key: number }).session_key;
 	}
 

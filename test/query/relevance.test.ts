@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { cleanupTempDirs, makeTempDir } from "../helpers/temp.ts";
-import { asciiWordSpans, snippetTokens, TextWords, textSignals } from "../../src/query/relevance.ts";
+import { asciiWordSpans, minimalWindow, snippetTokens, TextWords, textSignals } from "../../src/query/relevance.ts";
 import { stem, WordForms } from "../../src/project/stem.ts";
 import { assistantEntry, buildIndex, ids, oneMessageSession, run, type TestIndex, toolResultEntry, userEntry, writeSession } from "./helpers.ts";
 
@@ -114,16 +114,23 @@ describe("proximity over ASCII text (words compared in place)", () => {
 	};
 
 	test("splits words exactly as the general path does: camelCase, capital runs, digits, a regex's consumed characters", () => {
-		for (const text of ["parseSessionEntries", "HTTPServer", "HTTPsServer", "aBCd", "v2Alpha x86_64", "ABC", "a-b_c.D9e", ""]) {
+		const shapes = ["parseSessionEntries", "HTTPServer", "HTTPsServer", "aBCd", "aBcD", "v2Alpha x86_64", "ABC", "a-b_c.D9e", ""];
+		// Runs of capitals and digits: one word unless a capital follows a digit (splitCamel's first rule).
+		shapes.push("FAIL", "HTTP2", "A0B", "AB0C", "09Z", "X0Z s", "04T02", "502Z", "TestDeadlineTreePage", "Alpha2Beta", "x2Y");
+		for (const text of shapes) {
 			expect(words(text)).toEqual(new TextWords().of(text));
 		}
-		// Random strings over the characters that matter (a fixed generator: the same cases every run).
+		// Random strings over the characters that matter (a fixed generator: the same cases every run;
+		// its high bits, since the low bits of a power-of-two LCG repeat with a short period).
 		let seed = 7;
-		const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+		const next = (n: number) => {
+			seed = (seed * 1103515245 + 12345) % 2 ** 31;
+			return Math.floor(seed / 2 ** 16) % n;
+		};
 		const alphabet = "aAbBzZ09 _-.sS";
-		for (let i = 0; i < 5000; i++) {
+		for (let i = 0; i < 20000; i++) {
 			let text = "";
-			for (let k = next() % 16; k >= 0; k--) text += alphabet[next() % alphabet.length];
+			for (let k = next(24); k >= 0; k--) text += alphabet[next(alphabet.length)];
 			expect(words(text)).toEqual(new TextWords().of(text));
 		}
 	});
@@ -140,6 +147,56 @@ describe("proximity over ASCII text (words compared in place)", () => {
 			expect(textSignals(text, terms, new WordForms())).toEqual(textSignals(`${text} é`, terms, new WordForms()));
 		}
 		expect(textSignals("deploy the error", terms, new WordForms())).toEqual({ found: 3, window: 3 });
+	});
+
+	test("the window is the smallest span holding an occurrence of every term, phrases counted whole", () => {
+		// Every choice of one occurrence per list, by brute force: the definition itself.
+		const smallest = (lists: { p: number[]; len: number }[]): number => {
+			let best = Number.POSITIVE_INFINITY;
+			const choose = (i: number, lo: number, hi: number): void => {
+				if (i === lists.length) {
+					best = Math.min(best, hi - lo + 1);
+					return;
+				}
+				for (const at of lists[i]!.p) choose(i + 1, Math.min(lo, at), Math.max(hi, at + lists[i]!.len - 1));
+			};
+			choose(0, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY);
+			return best;
+		};
+		expect(
+			minimalWindow([
+				{ p: [0, 9], len: 1 },
+				{ p: [4, 8], len: 1 },
+			]),
+		).toBe(2);
+		// A two-word phrase at 3 ends at 4: with a word at 0 the span is 0–4, with one at 6 it is 3–6.
+		expect(
+			minimalWindow([
+				{ p: [0, 6], len: 1 },
+				{ p: [3], len: 2 },
+			]),
+		).toBe(4);
+		// A phrase in the middle that ends last: the span runs to its end (0–5), not to the last start (0–3).
+		expect(
+			minimalWindow([
+				{ p: [0], len: 1 },
+				{ p: [1], len: 5 },
+				{ p: [3], len: 1 },
+			]),
+		).toBe(6);
+		let seed = 11;
+		const next = (n: number) => {
+			seed = (seed * 1103515245 + 12345) % 2 ** 31;
+			return Math.floor(seed / 2 ** 16) % n;
+		};
+		for (let i = 0; i < 3000; i++) {
+			const lists = Array.from({ length: 2 + next(3) }, () => {
+				const p = new Set<number>();
+				for (let k = next(6); k >= 0; k--) p.add(next(40));
+				return { p: [...p].sort((a, b) => a - b), len: 1 + next(3) };
+			});
+			expect(minimalWindow(lists)).toBe(smallest(lists));
+		}
 	});
 });
 

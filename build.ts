@@ -3,7 +3,7 @@
  *   bun build.ts [OUTFILE]        the binary for this machine → dist/pi-events by default
  *   bun build.ts --release [DIR]  every release target → DIR (default dist/release)/pi-events-<os>-<arch>[-musl],
  *                                 SHA256SUMS, and the npm packages under DIR/npm (packaging/packages.ts)
- * Minified with bytecode for fast start; never autoloads .env or bunfig.toml from the directory
+ * Minified with bytecode for fast start, with the JIT held back at start (src/jit.ts); never autoloads .env or bunfig.toml from the directory
  * it runs in (it runs inside arbitrary user projects). The target and the commit are compiled in
  * (`pi-events --version`). Cross-compiling fetches bun's runtime for the target from the npm
  * registry once (cached in ~/.bun/install/cache).
@@ -12,6 +12,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { writePackages } from "./packaging/packages.ts";
+import { STARTUP_JIT_POLICY } from "./src/jit.ts";
 
 /** The release targets: bun's `--target` name and our artifact suffix. Windows is not built (README). */
 export const RELEASE_TARGETS = ["linux-x64", "linux-arm64", "linux-x64-musl", "linux-arm64-musl", "darwin-x64", "darwin-arm64"] as const;
@@ -35,6 +36,8 @@ function compile(outfile: string, target: string | null, commit: string): void {
 			...(target ? [`--target=bun-${target}`] : []),
 			"--minify",
 			"--bytecode",
+			// Short commands stay in the interpreter; long work compiles as usual (src/jit.ts).
+			`--compile-jit-policy=${STARTUP_JIT_POLICY}`,
 			"--no-compile-autoload-dotenv",
 			"--no-compile-autoload-bunfig",
 			"--define",

@@ -2,6 +2,7 @@
 import { defineCommand } from "./argv.ts";
 import { canonicalPath } from "../config.ts";
 import { PiEventsError } from "../errors.ts";
+import { compileForLongWork } from "../jit.ts";
 import { VERSION } from "../version.ts";
 import { serveStream, StdioServer } from "../server/stdio.ts";
 import { openIndex } from "../store/db.ts";
@@ -22,6 +23,8 @@ export const serveCommand = defineCommand({
 		if (!a.stdio) throw new PiEventsError("E_USAGE", "serve needs --stdio (the only transport)");
 		if (a.root && !a.root.startsWith("/")) throw new PiEventsError("E_USAGE", "--root must be an absolute path");
 		const settings = settingsFrom(a, rawArgs);
+		// A server answers many calls: its code is worth compiling (jit.ts).
+		compileForLongWork();
 		const db = openIndex(settings.indexPath);
 		const log = (line: string) => process.stderr.write(`${line}\n`);
 		const server = new StdioServer({

@@ -6,6 +6,7 @@ import { type MessagePort, workerData } from "node:worker_threads";
 import { WordForms } from "../project/stem.ts";
 import { type PreparedPart, prepareFile } from "./prepare.ts";
 import { SLOT_IN_FLIGHT, SLOT_POSTED, SLOT_STOP } from "./pipeline-slots.ts";
+import { compileForLongWork } from "../jit.ts";
 
 const { paths, port, slots, maxInFlight } = workerData as { paths: string[]; port: MessagePort; slots: Int32Array; maxInFlight: number };
 const stopped = () => Atomics.load(slots, SLOT_STOP) !== 0;
@@ -33,6 +34,8 @@ class Stopped extends Error {}
 
 const COLLECT_EVERY_BYTES = 32 * 1024 * 1024;
 
+// A worker starts only for a large batch of new files (pipeline.ts): compile from the start.
+compileForLongWork();
 const wordForms = new WordForms();
 try {
 	let sinceCollect = 0;

@@ -11,6 +11,7 @@
 import type { Database } from "bun:sqlite";
 import { basename } from "node:path";
 import { PiEventsError } from "../errors.ts";
+import { compileForLongWork, JIT_WORTH_BYTES } from "../jit.ts";
 import type { DiscoveredFile, SourceDir } from "../source/discover.ts";
 import { describeDbError, isDatabaseError, isReadOnly } from "../store/db.ts";
 import { IndexWriter } from "../store/write.ts";
@@ -84,6 +85,8 @@ export function syncIndex(db: Database, options: SyncOptions): SyncReport {
 	// (and fragment rowids) in creation order, which the common-term path reads newest first.
 	changed.sort((a, b) => cmp(basename(a.path), basename(b.path)) || cmp(a.path, b.path));
 	const total = changed.length;
+	// New bytes to read (a rewritten file counts only its growth: this only decides whether to compile).
+	if (changed.reduce((sum, f) => sum + Math.max(0, f.size - (known.get(f.path)?.size ?? 0)), 0) >= JIT_WORTH_BYTES) compileForLongWork();
 	let done = 0;
 	// Files are committed in batches (a changed file in its own savepoint, a new one without: see
 	// syncFile): one commit per file would flush FTS5's pending postings into many tiny segments.

@@ -5,7 +5,7 @@ import { refresh } from "../sync/freshness.ts";
 import { renderRead } from "../present/render-read.ts";
 import { Gate } from "../gate/gate.ts";
 import { MAX_NEIGHBOURS, readEvent } from "../query/read.ts";
-import { mapWholeIndex, openIndex } from "../store/db.ts";
+import { openIndex } from "../store/db.ts";
 import { callerArgs, scopeFrom } from "./caller.ts";
 import { checkFlags, commonArgs, debug, settingsFrom } from "./shared.ts";
 import { toJson } from "../present/json.ts";
@@ -49,8 +49,6 @@ export const readCommand = defineCommand({
 		const db = openIndex(settings.indexPath);
 		try {
 			if (a.sync !== false) refresh(db, settings.sourceDirs, { sync: true, scope, debug });
-			// One answer, then exit: map all of the index (store/db.ts).
-			mapWholeIndex(db);
 			const result = readEvent(new Gate(db, scope), {
 				sessionId: a.session,
 				entryId: a.entry,

@@ -5,7 +5,7 @@ import { refresh } from "../sync/freshness.ts";
 import { DEFAULT_LIMIT, MAX_LIMIT, SORT_ORDERS, type SortOrder, search } from "../query/search.ts";
 import { freshnessLine, noHitsHint, renderHits } from "../present/render.ts";
 import { resolveRoot } from "../config.ts";
-import { mapWholeIndex, openIndex } from "../store/db.ts";
+import { openIndex } from "../store/db.ts";
 import { callerArgs, scopeFrom } from "./caller.ts";
 import { toSearchFilters } from "../query/filters.ts";
 import { filterArgs, list } from "./filters.ts";
@@ -69,8 +69,6 @@ export const searchCommand = defineCommand({
 		const db = openIndex(settings.indexPath);
 		try {
 			const freshness = refresh(db, settings.sourceDirs, { sync: a.sync !== false, scope, debug });
-			// One answer, then exit: map all of the index (store/db.ts).
-			mapWholeIndex(db);
 			const result = search(db, {
 				query,
 				filters,

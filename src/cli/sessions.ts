@@ -6,7 +6,7 @@ import { freshnessLine, renderSessions } from "../present/render.ts";
 import { parseTimeArg } from "../query/filters.ts";
 import { Gate } from "../gate/gate.ts";
 import { DEFAULT_SESSIONS, listSessions, MAX_SESSIONS } from "../query/sessions.ts";
-import { mapWholeIndex, openIndex } from "../store/db.ts";
+import { openIndex } from "../store/db.ts";
 import { refresh } from "../sync/freshness.ts";
 import { callerArgs, scopeFrom } from "./caller.ts";
 import { checkFlags, commonArgs, debug, settingsFrom } from "./shared.ts";
@@ -39,8 +39,6 @@ export const sessionsCommand = defineCommand({
 		const db = openIndex(settings.indexPath);
 		try {
 			const freshness = refresh(db, settings.sourceDirs, { sync: a.sync !== false, scope, debug });
-			// One answer, then exit: map all of the index (store/db.ts).
-			mapWholeIndex(db);
 			const result = listSessions(new Gate(db, scope), { sinceMs, untilMs, limit });
 			if (a.json) {
 				writeOut(`${toJson({ ...result, freshness }, 2)}\n`);

@@ -4,7 +4,7 @@ import { refresh } from "../sync/freshness.ts";
 import { renderTrace } from "../present/render-trace.ts";
 import { Gate } from "../gate/gate.ts";
 import { traceEvent } from "../query/trace.ts";
-import { mapWholeIndex, openIndex } from "../store/db.ts";
+import { openIndex } from "../store/db.ts";
 import { callerArgs, scopeFrom } from "./caller.ts";
 import { checkFlags, commonArgs, debug, settingsFrom } from "./shared.ts";
 import { toJson } from "../present/json.ts";
@@ -28,8 +28,6 @@ export const traceCommand = defineCommand({
 		const db = openIndex(settings.indexPath);
 		try {
 			if (a.sync !== false) refresh(db, settings.sourceDirs, { sync: true, scope, debug });
-			// One answer, then exit: map all of the index (store/db.ts).
-			mapWholeIndex(db);
 			const result = traceEvent(new Gate(db, scope), a.session, a.entry);
 			const color = isTerminal(1) && !process.env.NO_COLOR;
 			writeOut(a.json ? `${toJson(result, 2)}\n` : renderTrace(result, { color }));

@@ -169,20 +169,6 @@ export function fragmentKeySpan(sessionKey: number): { from: number; to: number 
 	return { from: sessionKey * FRAGMENT_KEY_SPAN, to: (sessionKey + 1) * FRAGMENT_KEY_SPAN - 1 };
 }
 
-/** How much of the index a connection answering queries maps (faster first queries: ecosystem.md, read-side PRAGMAs). */
-const READ_MAP_BYTES = 256 * 1024 * 1024;
-
-/**
- * Map the index for reading: for a connection that synced and now answers queries. A one-shot
- * command keeps this bounded map too. Mapping all of the index made its first query 20–25% faster
- * in process, but the whole process slower: each page it touched cost a page fault (5–11 µs here,
- * against 2.6–3.9 µs for a read), and tearing the map down at exit grew with them (at 5 GB,
- * interleaved, 1.3–3.8 ms per search; the 1,000-match search 44.1 against 40.4 ms).
- */
-export function mapForReading(db: Database): void {
-	db.run(`PRAGMA mmap_size = ${READ_MAP_BYTES}`);
-}
-
 /**
  * Open (creating if needed) the index at `path` (":memory:" for tests). A database with another
  * schema version is dropped and recreated. Throws E_INDEX with a readable message on failure.
@@ -306,9 +292,13 @@ function openWith(path: string, options: OpenOptions & { uri?: boolean }, shownP
 		}
 		db.run("PRAGMA temp_store = MEMORY");
 		db.run("PRAGMA cache_size = -65536");
-		// Mapped pages count as resident memory: a connection that may write a cold index starts
-		// unmapped, and maps once it only answers queries (mapForReading).
-		db.run(`PRAGMA mmap_size = ${options.readonly ? READ_MAP_BYTES : 0}`);
+		// No connection maps the index: SQLite reads the pages it needs. A map made whole processes
+		// slower here and cold queries 2–4× slower: a fault on the map reads ahead around the page
+		// (at 5 GB after dropping the page cache, `the` 39–60 against 16–23 ms, 1,000 matches
+		// 432–738 against 170–191), a page fault costs 5–11 µs against 2.6–3.9 µs for a read,
+		// tearing the map down at exit grows with the pages touched, and mapped pages count as
+		// resident memory.
+		db.run("PRAGMA mmap_size = 0");
 		const variant = fullTextVariantFor(checkedSqliteVersion(db));
 		const version = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
 		const usable = usableHere(db, version);

@@ -10,7 +10,6 @@ import { PiEventsError } from "../errors.ts";
 import type { SourceDir } from "../source/discover.ts";
 import { type Scope, sessionInScope } from "../auth/scope.ts";
 import { lastFullCheck, lastSync } from "../store/status.ts";
-import { mapForReading } from "../store/db.ts";
 import { compareSources, headerCwd } from "./compare.ts";
 import { syncIndex } from "./sync.ts";
 
@@ -61,10 +60,7 @@ export interface RawFreshness extends Freshness {
 
 export function refresh(db: Database, sourceDirs: readonly SourceDir[], options: RefreshOptions): Freshness {
 	const callerFile = options.callerFile ?? options.scope?.current?.sessionFile ?? null;
-	const freshness = forScope(db, observe(db, sourceDirs, { ...options, callerFile }), sourceDirs, options.scope ?? null);
-	// Synced: from here the connection answers queries.
-	mapForReading(db);
-	return freshness;
+	return forScope(db, observe(db, sourceDirs, { ...options, callerFile }), sourceDirs, options.scope ?? null);
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());

@@ -294,7 +294,7 @@ function openWith(path: string, options: OpenOptions & { uri?: boolean }, shownP
 		db.run("PRAGMA cache_size = -65536");
 		// No connection maps the index: SQLite reads the pages it needs. A map made whole processes
 		// slower here and cold queries 2–4× slower: a fault on the map reads ahead around the page
-		// (at 5 GB after dropping the page cache, `the` 39–60 against 16–23 ms, 1,000 matches
+		// (at 5 GB after dropping the page cache, `the` 39–61 against 16–23 ms, 1,000 matches
 		// 432–738 against 170–191), a page fault costs 5–11 µs against 2.6–3.9 µs for a read,
 		// tearing the map down at exit grows with the pages touched, and mapped pages count as
 		// resident memory.

@@ -3,7 +3,7 @@
  * delete a session wholesale, record file fingerprints and session facts. Callers own the
  * transaction boundaries (one per session change), so a failure never leaves half a session.
  */
-import type { Database, Statement } from "bun:sqlite";
+import type { Database } from "bun:sqlite";
 import { isAbsolute, resolve } from "node:path";
 import type { TreeState } from "../model.ts";
 import type { Classification } from "../project/tree.ts";
@@ -109,20 +109,14 @@ const SQL_INSERT_SESSION_ROW = `INSERT INTO sessions (file_key, session_id, vers
 			 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)`;
 
 export class IndexWriter {
-	/**
-	 * Its statements, prepared on first use: a sync or a search's freshness check makes a writer,
-	 * and most of them write nothing (preparing all eight cost 0.25–0.4 ms of a new process).
-	 */
-	private readonly statements = new Map<string, Statement>();
 	private readonly forms = new WordForms();
 
+	/**
+	 * Its statements are prepared on first use, and kept by the connection (`db.query`,
+	 * store/db.ts): a sync or a search's freshness check makes a writer, and most of them write
+	 * nothing (preparing all eight up front cost 0.25–0.4 ms of a new process).
+	 */
 	constructor(private readonly db: Database) {}
-
-	private statement(sql: string): Statement {
-		let statement = this.statements.get(sql);
-		if (statement === undefined) this.statements.set(sql, (statement = this.db.prepare(sql)));
-		return statement;
-	}
 
 	/**
 	 * Insert projected events. Relative file-evidence paths are resolved against the session's
@@ -134,10 +128,10 @@ export class IndexWriter {
 		const derivedScope = derivedScopeColumn(scope);
 		let fragments = 0;
 		let nextFragKey = this.nextFragmentKey(sessionKey);
-		const insertEvent = this.statement(SQL_INSERT_EVENT);
-		const insertFragment = this.statement(SQL_INSERT_FRAGMENT);
-		const insertFts = this.statement(SQL_INSERT_FTS);
-		const insertFile = this.statement(SQL_INSERT_FILE);
+		const insertEvent = this.db.query(SQL_INSERT_EVENT);
+		const insertFragment = this.db.query(SQL_INSERT_FRAGMENT);
+		const insertFts = this.db.query(SQL_INSERT_FTS);
+		const insertFile = this.db.query(SQL_INSERT_FILE);
 		// Tool calls of this batch, and which of them run pi-events: their results are echoes too.
 		const callsHere = new Set<string>();
 		const derivedCalls = new Set<string>();
@@ -271,8 +265,8 @@ export class IndexWriter {
 			facts.indexed_at,
 			facts.real_path,
 		] as const;
-		const updated = this.statement(SQL_UPDATE_FILE_BY_PATH).run(...values);
-		if (updated.changes === 0) return Number(this.statement(SQL_INSERT_FILE_ROW).run(...values).lastInsertRowid);
+		const updated = this.db.query(SQL_UPDATE_FILE_BY_PATH).run(...values);
+		if (updated.changes === 0) return Number(this.db.query(SQL_INSERT_FILE_ROW).run(...values).lastInsertRowid);
 		return (this.db.query("SELECT file_key FROM files WHERE path = ?1").get(facts.path) as { file_key: number }).file_key;
 	}
 
@@ -284,8 +278,8 @@ export class IndexWriter {
 	/** Insert or update the session row of a file; returns its session_key (no RETURNING: see upsertFile). */
 	upsertSession(fileKey: number, s: SessionFacts): number {
 		const values = [fileKey, s.sessionId, s.version, s.cwd, s.cwdReal, s.created, s.parentSession, s.parentReal] as const;
-		const updated = this.statement(SQL_UPDATE_SESSION_BY_FILE).run(...values);
-		if (updated.changes === 0) return Number(this.statement(SQL_INSERT_SESSION_ROW).run(...values).lastInsertRowid);
+		const updated = this.db.query(SQL_UPDATE_SESSION_BY_FILE).run(...values);
+		if (updated.changes === 0) return Number(this.db.query(SQL_INSERT_SESSION_ROW).run(...values).lastInsertRowid);
 		return (this.db.query("SELECT session_key FROM sessions WHERE file_key = ?1").get(fileKey) as { session_key: number }).session_key;
 	}
 

@@ -85,8 +85,9 @@ export function syncIndex(db: Database, options: SyncOptions): SyncReport {
 	// (and fragment rowids) in creation order, which the common-term path reads newest first.
 	changed.sort((a, b) => cmp(basename(a.path), basename(b.path)) || cmp(a.path, b.path));
 	const total = changed.length;
-	// New bytes to read (a rewritten file counts only its growth: this only decides whether to compile).
-	if (changed.reduce((sum, f) => sum + Math.max(0, f.size - (known.get(f.path)?.size ?? 0)), 0) >= JIT_WORTH_BYTES) compileForLongWork();
+	// Enough new bytes to read make compiling worth it (jit.ts); a grown file counts its growth only.
+	const newBytes = changed.reduce((sum, f) => sum + Math.max(0, f.size - (known.get(f.path)?.size ?? 0)), 0);
+	if (newBytes >= JIT_WORTH_BYTES) compileForLongWork();
 	let done = 0;
 	// Files are committed in batches (a changed file in its own savepoint, a new one without: see
 	// syncFile): one commit per file would flush FTS5's pending postings into many tiny segments.

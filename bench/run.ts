@@ -394,6 +394,26 @@ const rareTerm = planted[0]![0];
 	});
 	const [rareWithSync] = wholeProcess([[bin, "search", "--all", "--json", "--index", indexPath, "--sessions-dir", sessionsDir, rareTerm]], procRuns, env);
 	add({ id: "proc-sync", label: "whole `pi-events search` process with its sync (rare term, median)", value: rareWithSync!, text: `${ms(rareWithSync!)} ms` });
+
+	// The first search of a work session: the last full check is older than 10 minutes (sync/check.ts).
+	// A search then stats a larger slice of idle files; it never runs the full check.
+	const staleSync: number[] = [];
+	const staleWhole: number[] = [];
+	const ageFullCheck = () => db.run("UPDATE meta SET value = ?1 WHERE key = 'last_full_check'", [JSON.stringify({ at: Date.now() - 60 * 60 * 1000 })]);
+	for (let i = 0; i < procRuns; i++) {
+		ageFullCheck();
+		const t = performance.now();
+		const answer = cliSearch([rareTerm], true);
+		staleWhole.push(performance.now() - t);
+		staleSync.push(answer.freshness.syncMs);
+	}
+	syncIndex(db, { sourceDirs, check: { mode: "full" } });
+	add({
+		id: "fresh-stale",
+		label: "a search when the last full check is over 10 minutes old: its sync (`freshness.syncMs`) / whole process (spawn timing), medians",
+		value: median(staleSync),
+		text: `${ms(median(staleSync))} ms / ${ms(median(staleWhole))} ms`,
+	});
 }
 
 // 6. Searches, class by class.

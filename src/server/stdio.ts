@@ -200,11 +200,17 @@ export class StdioServer {
 	 * since it was indexed: then the invoking entry must be indexed now, or its cutoff would hide
 	 * the whole current session.
 	 */
-	private refresh(callerFile: string | null = null): RawFreshness {
+	private refresh(callerFile: string | null = null, onStale: "full" | "slice" = "slice"): RawFreshness {
 		const now = performance.now();
 		const callerGrew = callerFile !== null && this.grewSinceIndexed(callerFile);
 		if (!callerGrew && this.lastFreshness && now - this.lastSync < SYNC_INTERVAL_MS) return this.lastFreshness;
-		this.lastFreshness = observe(this.opts.db, this.opts.settings.sourceDirs, { sync: true, budgetMs: CALL_SYNC_BUDGET_MS, debug: this.opts.log, callerFile });
+		this.lastFreshness = observe(this.opts.db, this.opts.settings.sourceDirs, {
+			sync: true,
+			budgetMs: CALL_SYNC_BUDGET_MS,
+			debug: this.opts.log,
+			callerFile,
+			onStale,
+		});
 		this.lastSync = performance.now();
 		return this.lastFreshness;
 	}
@@ -220,11 +226,15 @@ export class StdioServer {
 		return indexed === null || indexed !== size;
 	}
 
-	/** An incremental sync now (the extension asks for this after a turn ends). */
+	/**
+	 * A sync now (the extension asks for this after a turn ends). Nobody waits for it, so it is
+	 * where a stale full check runs (sync/check.ts): while pi runs with the extension, an append to
+	 * a long-idle session is seen within the full-check interval, plus one turn.
+	 */
 	syncNow(): void {
 		this.lastFreshness = null;
 		try {
-			this.refresh();
+			this.refresh(null, "full");
 		} catch (err) {
 			this.opts.log(`pi-events serve: sync failed: ${publicMessage(err)}`);
 		}

@@ -47,6 +47,12 @@ interface RefreshOptions {
 	scope?: Scope | null;
 	/** The caller's own session file, checked on every call (default: the scope's current session file). */
 	callerFile?: string | null;
+	/**
+	 * When the last full check is stale: "slice" (default) stats a larger slice of idle files, at a
+	 * cost that does not grow with history; "full" runs the full check (the server's sync after a
+	 * turn, when nobody waits for an answer). See sync/check.ts.
+	 */
+	onStale?: "full" | "slice";
 	debug?: (line: string) => void;
 }
 
@@ -67,7 +73,8 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 
 /** Sync (bounded) or compare, for any caller; `forScope` then cuts it to one caller's view. */
 export function observe(db: Database, sourceDirs: readonly SourceDir[], options: RefreshOptions): RawFreshness {
-	const check = { callerFile: options.callerFile ?? null };
+	// A query's check never runs a full one, whose cost grows with history (check.ts: onStale).
+	const check = { callerFile: options.callerFile ?? null, onStale: options.onStale ?? "slice" };
 	if (options.sync) {
 		let report: ReturnType<typeof syncIndex>;
 		try {

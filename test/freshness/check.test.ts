@@ -19,7 +19,7 @@ import { openIndex } from "../../src/store/db.ts";
 import type { CheckPolicy } from "../../src/sync/check.ts";
 import { type SyncReport, syncIndex } from "../../src/sync/sync.ts";
 import { cleanupTempDirs, encodeCwd, isolatedEnv, makeAgentLayout, makeTempDir } from "../helpers/temp.ts";
-import { compiledBinary } from "../server/harness.ts";
+import { compiledBinary, RawServer } from "../server/harness.ts";
 
 afterAll(cleanupTempDirs);
 
@@ -240,6 +240,38 @@ describe("incremental check: what the next sync sees", () => {
 		expect(later.check.lastFullCheckAt).toBeGreaterThan(Date.now() - 1000);
 	});
 
+	test("a query's check never runs the full check: once it is stale, each sync stats a larger idle slice", async () => {
+		const { w, paths } = idleHistory(6);
+		w.append(paths[5]!, "late-5", "stalesliceword");
+		// Queries slice when stale (freshness.ts); progress is recorded by every sync here (by default at most every 30 s).
+		const query = { onStale: "slice", idleSlice: 0, staleSlice: 2, fullEveryMs: 1500, progressEveryMs: 0 } as const;
+		const fresh = w.sync(query);
+		expect({ mode: fresh.check.mode, appended: fresh.sessions.appended }).toEqual({ mode: "incremental", appended: 0 });
+		const before = fresh.check.lastFullCheckAt!;
+		await Bun.sleep(1600);
+		const staleAt = Date.now();
+		// Stale: no full check (which would see the append at once), two more files a sync.
+		const modes: string[] = [];
+		let seenAfter = 0;
+		for (let i = 1; i <= 4 && seenAfter === 0; i++) {
+			const r = w.sync(query);
+			modes.push(r.check.mode);
+			if (r.sessions.appended > 0) seenAfter = i;
+		}
+		expect(modes.every((m) => m === "incremental")).toBeTrue();
+		// Six files, two a sync: the sixth is reached by the third.
+		expect(seenAfter).toBe(3);
+		expect(w.hits("stalesliceword")).toBe(1);
+		// The round that began with the stale slices ends: lastFullCheckAt moves past the stale moment
+		// only once a whole round has run since (three more syncs at most).
+		let lastFull = before;
+		for (let i = 0; i < 4 && lastFull < staleAt; i++) lastFull = w.sync(query).check.lastFullCheckAt!;
+		expect(lastFull).toBeGreaterThanOrEqual(staleAt - 100);
+		// `index` (the default) still runs the full check once it is stale.
+		await Bun.sleep(1600);
+		expect(w.sync({ idleSlice: 0, fullEveryMs: 1500 }).check.mode).toBe("full");
+	});
+
 	test("a directory changed while it was being listed is listed again (never trusted within the racy window)", () => {
 		const w = world();
 		const first = w.session("/work/a", "racy-1", "racyfirst");
@@ -293,6 +325,57 @@ describe("the compiled binary", () => {
 		expect(noop).toMatchObject({ check: "incremental", sessions: { new: 0, appended: 0 } });
 		expect(Date.parse(noop.lastFullCheckAt)).toBeGreaterThan(Date.now() - 60_000);
 		expect(run(layout, ["index", "--json", "--full"]).json()).toMatchObject({ check: "full", sessions: { unchanged: 4 } });
+	});
+
+	/** Make the index's last full check look `ms` old (as if the last search were that long ago). */
+	function ageFullCheck(layout: ReturnType<typeof makeAgentLayout>, ms: number): void {
+		const db = openIndex(layout.defaultIndex);
+		try {
+			db.run("UPDATE meta SET value = ?1 WHERE key = 'last_full_check'", [JSON.stringify({ at: Date.now() - ms })]);
+		} finally {
+			db.close();
+		}
+	}
+
+	/**
+	 * A new session file that only a full check can see: written into a known directory whose mtime
+	 * is then put back (as when it lands within the directory's last mtime tick), so the directory
+	 * looks unchanged and the file is in no slice (slices stat the files the index knows).
+	 */
+	function sneakIn(layout: ReturnType<typeof makeAgentLayout>, id: string, word: string): void {
+		const sub = join(layout.sessionsDir, encodeCwd("/work/a"));
+		const before = statSync(sub);
+		writeFileSync(join(sub, `2026-10-03T10-00-00-000Z_${id}.jsonl`), `${header(id, "/work/a")}\n${entry(`${id}-1`, null, word)}\n`);
+		utimesSync(sub, before.atime, before.mtime);
+	}
+
+	test("a stale full check: search slices (its cost does not grow with history), index runs it, and so does the server's sync after a turn", async () => {
+		const { layout } = layoutWithHistory();
+		run(layout, ["index"]);
+		sneakIn(layout, "sneak-1", "sneakoneword");
+		ageFullCheck(layout, HOUR);
+		// A search is a query: a stale full check is not run, so the file stays unseen (said by lastFullCheckAt).
+		const searched = run(layout, ["search", "--all", "--json", "sneakoneword"]).json();
+		expect({ hits: searched.hits.length, check: searched.freshness.check }).toEqual({ hits: 0, check: "incremental" });
+		ageFullCheck(layout, HOUR);
+		expect(run(layout, ["index", "--json"]).json()).toMatchObject({ check: "full", sessions: { new: 1 } });
+
+		sneakIn(layout, "sneak-2", "sneaktwoword");
+		ageFullCheck(layout, HOUR);
+		const server = new RawServer(bin, isolatedEnv(layout, { NO_COLOR: "1" }));
+		try {
+			await server.initialize();
+			const hits = async () =>
+				(await server.request("tools/call", { name: "event_search", arguments: { query: "sneaktwoword" }, _meta: { "pi-events/caller": { cwd: "/work/a" } } }))
+					.result.structuredContent.hits.length;
+			// A tool call is a query too.
+			expect(await hits()).toBe(0);
+			// After a turn the extension asks for a sync, which nobody waits for: the stale full check runs there.
+			server.send({ jsonrpc: "2.0", method: "notifications/pi-events/sync" });
+			expect(await hits()).toBe(1);
+		} finally {
+			server.kill();
+		}
 	});
 
 	test("search sees a new session file at once, and an append to the caller's own idle session (PI_SESSION_FILE)", () => {

@@ -3,7 +3,8 @@
  * changed, not with history.
  *
  * - A full check lists every directory and stats every file: O(history). `index --full` runs
- *   one; so does any sync when the last full check is older than FULL_CHECK_EVERY_MS.
+ *   one; so do `index` and the server's sync after a turn when the last full check is older than
+ *   FULL_CHECK_EVERY_MS (below: `onStale`), and any check of an index never checked in full.
  * - Otherwise the check is incremental:
  *   - every directory is stat'ed, and listed only when its mtime moved since its listing last
  *     matched the index (creating, removing or renaming a file moves it; pi writes one directory
@@ -33,10 +34,11 @@ import { knownFiles } from "./observations.ts";
 /** Files whose last seen mtime is this recent are stat'ed on every check. */
 const HOT_WINDOW_MS = 24 * 60 * 60 * 1000;
 /**
- * Older files stat'ed per syncing check, continuing in key order. Kept small: the larger stale
- * slice brings the rounds round; 200 cost a whole search at 5 GB 1.5–1.7 ms, 50 about 0.5.
+ * Older files stat'ed per syncing check, continuing in key order. In a history of up to this many
+ * sessions every sync stats every file. 50 made a whole search at 5 GB 1.0–1.9 ms faster but
+ * left appends to idle sessions unseen for several syncs in histories of 50–200 sessions.
  */
-const IDLE_SLICE = 50;
+const IDLE_SLICE = 200;
 /**
  * Older files stat'ed per syncing query while the last full check is stale: about 4 ms of a new
  * process (stat and row read 10–12 µs a file in the interpreter), the same at any history size.

@@ -22,7 +22,7 @@ export const indexCommand = defineCommand({
 	run({ args: a, rawArgs }) {
 		checkFlags(rawArgs, args);
 		const settings = settingsFrom(a, rawArgs);
-		const db = openIndex(settings.indexPath);
+		const db = openIndex(settings.indexPath, { oneShot: true });
 		try {
 			const progress = progressReporter("indexing");
 			const report = syncIndex(db, { sourceDirs: settings.sourceDirs, onProgress: progress.update, debug, check: { mode: a.full ? "full" : "auto" } });

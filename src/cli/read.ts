@@ -46,7 +46,7 @@ export const readCommand = defineCommand({
 		const order = a.order ?? "append";
 		if (order !== "append" && order !== "branch") throw new PiEventsError("E_USAGE", `--order must be append or branch, got ${JSON.stringify(order)}`);
 		if (a.only !== undefined && a.only !== "conversation") throw new PiEventsError("E_USAGE", `--only must be conversation, got ${JSON.stringify(a.only)}`);
-		const db = openIndex(settings.indexPath);
+		const db = openIndex(settings.indexPath, { oneShot: true });
 		try {
 			if (a.sync !== false) refresh(db, settings.sourceDirs, { sync: true, scope, debug });
 			const result = readEvent(new Gate(db, scope), {

@@ -66,7 +66,7 @@ export const searchCommand = defineCommand({
 			now,
 			root,
 		);
-		const db = openIndex(settings.indexPath);
+		const db = openIndex(settings.indexPath, { oneShot: true });
 		try {
 			const freshness = refresh(db, settings.sourceDirs, { sync: a.sync !== false, scope, debug });
 			const result = search(db, {

@@ -36,7 +36,7 @@ export const sessionsCommand = defineCommand({
 		const now = Date.now();
 		const sinceMs = a.since === undefined ? undefined : parseTimeArg("since", a.since, now);
 		const untilMs = a.until === undefined ? undefined : parseTimeArg("until", a.until, now);
-		const db = openIndex(settings.indexPath);
+		const db = openIndex(settings.indexPath, { oneShot: true });
 		try {
 			const freshness = refresh(db, settings.sourceDirs, { sync: a.sync !== false, scope, debug });
 			const result = listSessions(new Gate(db, scope), { sinceMs, untilMs, limit });

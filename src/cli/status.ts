@@ -19,7 +19,7 @@ export const statusCommand = defineCommand({
 		checkFlags(rawArgs, args);
 		const settings = settingsFrom(a, rawArgs);
 		const exists = existsSync(settings.indexPath);
-		const db = openIndex(settings.indexPath);
+		const db = openIndex(settings.indexPath, { oneShot: true });
 		try {
 			const counts = indexCounts(db);
 			const sources = checkFreshness(db, settings.sourceDirs);

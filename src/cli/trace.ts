@@ -25,7 +25,7 @@ export const traceCommand = defineCommand({
 		checkFlags(rawArgs, args);
 		const settings = settingsFrom(a, rawArgs);
 		const scope = scopeFrom(a, settings, process.env, process.cwd());
-		const db = openIndex(settings.indexPath);
+		const db = openIndex(settings.indexPath, { oneShot: true });
 		try {
 			if (a.sync !== false) refresh(db, settings.sourceDirs, { sync: true, scope, debug });
 			const result = traceEvent(new Gate(db, scope), a.session, a.entry);

@@ -13,7 +13,7 @@ import { basename } from "node:path";
 import { PiEventsError } from "../errors.ts";
 import { compileForLongWork, JIT_WORTH_BYTES } from "../jit.ts";
 import type { DiscoveredFile, SourceDir } from "../source/discover.ts";
-import { describeDbError, isDatabaseError, isReadOnly } from "../store/db.ts";
+import { describeDbError, isDatabaseError, isReadOnly, pageCacheForLongWork } from "../store/db.ts";
 import { IndexWriter } from "../store/write.ts";
 import { type CheckPolicy, checkRecord, checkSources, PROGRESS_EVERY_MS } from "./check.ts";
 import { removeVanished } from "./deletion.ts";
@@ -87,7 +87,12 @@ export function syncIndex(db: Database, options: SyncOptions): SyncReport {
 	const total = changed.length;
 	// Enough new bytes to read make compiling worth it (jit.ts); a grown file counts its growth only.
 	const newBytes = changed.reduce((sum, f) => sum + Math.max(0, f.size - (known.get(f.path)?.size ?? 0)), 0);
-	if (newBytes >= JIT_WORTH_BYTES) compileForLongWork();
+	// The same bytes make a one-shot command's small page cache too small (db.ts).
+	let restorePageCache = () => {};
+	if (newBytes >= JIT_WORTH_BYTES) {
+		compileForLongWork();
+		restorePageCache = pageCacheForLongWork(db);
+	}
 	let done = 0;
 	// Files are committed in batches (a changed file in its own savepoint, a new one without: see
 	// syncFile): one commit per file would flush FTS5's pending postings into many tiny segments.
@@ -125,6 +130,7 @@ export function syncIndex(db: Database, options: SyncOptions): SyncReport {
 	} catch (err) {
 		if (db.inTransaction) db.run("ROLLBACK");
 		forgetKnown(db);
+		restorePageCache();
 		throw asIndexError(err);
 	} finally {
 		pipeline?.worker.close();
@@ -160,6 +166,8 @@ export function syncIndex(db: Database, options: SyncOptions): SyncReport {
 	} catch (err) {
 		forgetKnown(db);
 		throw asIndexError(err);
+	} finally {
+		restorePageCache();
 	}
 	return report;
 }

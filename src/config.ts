@@ -4,7 +4,6 @@
  * settings.json. Everything downstream receives a frozen Settings value.
  */
 import { closeSync, existsSync, lstatSync, readFileSync, readlinkSync, readSync, realpathSync, statSync } from "node:fs";
-import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import * as v from "valibot";
 import { isWithin } from "./auth/scope.ts";
@@ -38,8 +37,14 @@ const ConfigSchema = v.strictObject({
 	index: v.optional(v.pipe(v.string(), v.minLength(1))),
 });
 
+/**
+ * $HOME, else the home directory of the user's account. node:os is loaded only then: importing it
+ * cost every process about 0.8 ms, and $HOME is almost always set.
+ */
 function homeOf(env: Env): string {
-	return env.HOME || homedir();
+	if (env.HOME) return env.HOME;
+	const os: typeof import("node:os") = require("node:os");
+	return os.homedir();
 }
 
 function expandHome(path: string, env: Env): string {

@@ -165,7 +165,7 @@ interface OpenOptions {
 }
 
 /** SQLite's page cache (KiB) of a connection that keeps answering: its pages stay warm between calls. */
-const PAGE_CACHE_KIB = 65_536;
+export const PAGE_CACHE_KIB = 65_536;
 
 /**
  * SQLite's page cache (KiB) of a one-shot command. Every page a cache holds is memory the process
@@ -178,14 +178,12 @@ const PAGE_CACHE_KIB = 65_536;
 const ONE_SHOT_PAGE_CACHE_KIB = 256;
 
 /**
- * Give a one-shot connection the large page cache for long work (a sync that reads many new
- * bytes: a small cache would spill its dirty pages to the WAL mid-transaction and re-read what
- * FTS5 merges); the returned function puts the cache back as it was.
+ * Set a connection's page cache to `kib` KiB for a while (long work in a one-shot command takes
+ * the large cache, the cold-index pipeline a smaller one); the returned function puts it back.
  */
-export function pageCacheForLongWork(db: Database): () => void {
+export function setPageCache(db: Database, kib: number): () => void {
 	const before = (db.query("PRAGMA cache_size").get() as { cache_size: number }).cache_size;
-	if (before <= -PAGE_CACHE_KIB) return () => {};
-	db.run(`PRAGMA cache_size = ${-PAGE_CACHE_KIB}`);
+	db.run(`PRAGMA cache_size = ${-kib}`);
 	return () => db.run(`PRAGMA cache_size = ${before}`);
 }
 

@@ -13,7 +13,7 @@ import { basename } from "node:path";
 import { PiEventsError } from "../errors.ts";
 import { compileForLongWork, JIT_WORTH_BYTES } from "../jit.ts";
 import type { DiscoveredFile, SourceDir } from "../source/discover.ts";
-import { describeDbError, isDatabaseError, isReadOnly, pageCacheForLongWork } from "../store/db.ts";
+import { describeDbError, isDatabaseError, isReadOnly, PAGE_CACHE_KIB, setPageCache } from "../store/db.ts";
 import { IndexWriter } from "../store/write.ts";
 import { type CheckPolicy, checkRecord, checkSources, PROGRESS_EVERY_MS } from "./check.ts";
 import { removeVanished } from "./deletion.ts";
@@ -45,8 +45,8 @@ const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 /** Commit a batch of changed files after this many bytes read or this long (other writers wait at most that). */
 const BATCH_BYTES = 32 * 1024 * 1024;
 const BATCH_MS = 500;
-/** SQLite's page cache while a worker prepares files (in KiB, negative as PRAGMA cache_size takes it). */
-const PIPELINE_CACHE_SIZE = -32768;
+/** SQLite's page cache while a worker prepares files (KiB). */
+const PIPELINE_CACHE_KIB = 32_768;
 
 /**
  * While a worker prepares files, this thread's garbage is mostly the parts it received, and the
@@ -87,11 +87,12 @@ export function syncIndex(db: Database, options: SyncOptions): SyncReport {
 	const total = changed.length;
 	// Enough new bytes to read make compiling worth it (jit.ts); a grown file counts its growth only.
 	const newBytes = changed.reduce((sum, f) => sum + Math.max(0, f.size - (known.get(f.path)?.size ?? 0)), 0);
-	// The same bytes make a one-shot command's small page cache too small (db.ts).
+	// The same bytes make a one-shot command's small page cache too small (db.ts): a small cache
+	// would spill dirty pages to the WAL mid-transaction and re-read what FTS5 merges.
 	let restorePageCache = () => {};
 	if (newBytes >= JIT_WORTH_BYTES) {
 		compileForLongWork();
-		restorePageCache = pageCacheForLongWork(db);
+		restorePageCache = setPageCache(db, PAGE_CACHE_KIB);
 	}
 	let done = 0;
 	// Files are committed in batches (a changed file in its own savepoint, a new one without: see
@@ -204,7 +205,5 @@ function startPipeline(
 	if (!worker) return null;
 	// The worker's heap and the parts in flight cost about 70 MB; a smaller page cache pays for
 	// them (peak RSS stays under 300 MB) and barely slows a cold index, whose writes mostly append.
-	const cacheSize = (db.query("PRAGMA cache_size").get() as { cache_size: number }).cache_size;
-	db.run(`PRAGMA cache_size = ${PIPELINE_CACHE_SIZE}`);
-	return { worker, files: new Set(fresh.map((f) => f.path)), restore: () => db.run(`PRAGMA cache_size = ${cacheSize}`) };
+	return { worker, files: new Set(fresh.map((f) => f.path)), restore: setPageCache(db, PIPELINE_CACHE_KIB) };
 }

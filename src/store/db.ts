@@ -8,6 +8,7 @@ import { dirname } from "node:path";
 import { PiEventsError } from "../errors.ts";
 import { GAP_TOKEN } from "../project/text.ts";
 import { ddlFor, type FullTextVariant, fullTextVariantFor } from "./sqlite-compat.ts";
+import { markUnsynced, removeStaleMarkers, settleLeftMarkers, settleUnsynced } from "./unsynced.ts";
 
 /**
  * Bump on any change to the DDL below or to what the projector stores. A change that only adds
@@ -188,6 +189,21 @@ export function setPageCache(db: Database, kib: number): () => void {
 }
 
 /**
+ * Write without fsync for a while (a cold index: unsynced.ts says why and how it stays safe);
+ * the returned function flushes the index files and puts `synchronous` back. Where no marker can
+ * be left (not Linux, an in-memory index), nothing changes.
+ */
+export function withoutFsync(db: Database): () => void {
+	const path = db.filename;
+	if (!path || path === ":memory:" || isReadOnly(db) || !markUnsynced(path)) return () => {};
+	db.run("PRAGMA synchronous = OFF");
+	return () => {
+		db.run("PRAGMA synchronous = NORMAL");
+		settleUnsynced(path);
+	};
+}
+
+/**
  * Fragment rowids are laid out by session: session k owns [k × FRAGMENT_KEY_SPAN, (k + 1) ×
  * FRAGMENT_KEY_SPAN), so a session's first or last fragment is a seek on the primary key.
  */
@@ -346,6 +362,14 @@ function openWith(path: string, options: OpenOptions & { uri?: boolean }, shownP
 				recreateSchema(db, variant);
 			}
 		}
+		if (!options.readonly && !options.uri && path !== ":memory:") {
+			// Writes made without fsync when the machine stopped may have left it inconsistent (unsynced.ts).
+			const stale = settleLeftMarkers(path).fromEarlierBoot;
+			if (stale.length > 0) {
+				recreateSchema(db, variant, { force: true });
+				removeStaleMarkers(path, stale);
+			}
+		}
 	} catch (err) {
 		db.close();
 		if (err instanceof PiEventsError) throw err;
@@ -424,12 +448,13 @@ function upgradeSchema(db: Database, variant: FullTextVariant): void {
 	if (rebuild) recreateSchema(db, variant);
 }
 
-function recreateSchema(db: Database, variant: FullTextVariant): void {
+/** Drop and recreate every table; unless `force`, only when the index still needs it. */
+function recreateSchema(db: Database, variant: FullTextVariant, options: { force?: boolean } = {}): void {
 	db.transaction(() => {
 		// Decide again under the write lock: another process that opened the index at the same
 		// time may have built the schema (and indexed into it) since this one read the version.
 		const version = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
-		if (usableHere(db, version) && builtVariant(db) === variant) return;
+		if (!options.force && usableHere(db, version) && builtVariant(db) === variant) return;
 		const objects = db
 			.query("SELECT type, name FROM sqlite_master WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE 'fts_%'")
 			.all() as { type: string; name: string }[];

@@ -13,7 +13,7 @@ import { basename } from "node:path";
 import { PiEventsError } from "../errors.ts";
 import { compileForLongWork, JIT_WORTH_BYTES } from "../jit.ts";
 import type { DiscoveredFile, SourceDir } from "../source/discover.ts";
-import { describeDbError, isDatabaseError, isReadOnly, PAGE_CACHE_KIB, setPageCache } from "../store/db.ts";
+import { describeDbError, isDatabaseError, isReadOnly, PAGE_CACHE_KIB, setPageCache, withoutFsync } from "../store/db.ts";
 import { IndexWriter } from "../store/write.ts";
 import { type CheckPolicy, checkRecord, checkSources, PROGRESS_EVERY_MS } from "./check.ts";
 import { removeVanished } from "./deletion.ts";
@@ -205,5 +205,15 @@ function startPipeline(
 	if (!worker) return null;
 	// The worker's heap and the parts in flight cost about 70 MB; a smaller page cache pays for
 	// them (peak RSS stays under 300 MB) and barely slows a cold index, whose writes mostly append.
-	return { worker, files: new Set(fresh.map((f) => f.path)), restore: setPageCache(db, PIPELINE_CACHE_KIB) };
+	const restorePageCache = setPageCache(db, PIPELINE_CACHE_KIB);
+	// The writer's checkpoints wait for no fsync meanwhile (store/unsynced.ts).
+	const restoreSync = withoutFsync(db);
+	return {
+		worker,
+		files: new Set(fresh.map((f) => f.path)),
+		restore: () => {
+			restoreSync();
+			restorePageCache();
+		},
+	};
 }

@@ -1,0 +1,153 @@
+/**
+ * Bulk writes without fsync, made safe by a marker. A cold index spent about a tenth of its time
+ * waiting for the fsyncs of SQLite's checkpoints (1 GB: 167 of them, 4.8 s of 44 s; README,
+ * "Indexing"). While a worker prepares files (sync/pipeline.ts) the writer runs with
+ * `synchronous = OFF`: what it writes is safe if the process dies (it is in the operating system's
+ * page cache), not if the machine stops. So before the first such write, a marker file naming this
+ * boot is made durable beside the index (`<index>-unsynced/<pid>`); after the last, the index
+ * files are fsynced and the marker removed. Opening the index settles what markers are left:
+ *   - one from an earlier boot: the machine stopped while a process wrote without fsync, and the
+ *     index may be inconsistent, so it is rebuilt (it is disposable; the sessions are the truth);
+ *   - one of this boot whose process is gone: it died, its writes are whole in the page cache, so
+ *     the index files are fsynced and the marker removed;
+ *   - one of a live process: it is still writing.
+ * Only on Linux, whose boot id tells one boot from another; elsewhere writes keep their fsyncs.
+ */
+import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, rmdirSync, unlinkSync, writeSync, mkdirSync, constants } from "node:fs";
+import { dirname } from "node:path";
+
+const BOOT_ID_PATH = "/proc/sys/kernel/random/boot_id";
+
+/** This boot's id (Linux), or null where there is none. */
+export function currentBootId(): string | null {
+	try {
+		const id = readFileSync(BOOT_ID_PATH, "latin1").trim();
+		return id || null;
+	} catch {
+		return null;
+	}
+}
+
+function markerDir(indexPath: string): string {
+	return `${indexPath}-unsynced`;
+}
+
+/** fsync a file or directory by path; a missing one is nothing to flush. */
+function fsyncPath(path: string, directory = false): void {
+	let fd: number;
+	try {
+		fd = openSync(path, directory ? constants.O_RDONLY | constants.O_DIRECTORY : constants.O_RDONLY);
+	} catch {
+		return;
+	}
+	try {
+		fsyncSync(fd);
+	} finally {
+		closeSync(fd);
+	}
+}
+
+/** Make everything written to the index files durable (fsync flushes a file whoever wrote it). */
+export function flushIndexFiles(indexPath: string): void {
+	fsyncPath(indexPath);
+	fsyncPath(`${indexPath}-wal`);
+}
+
+/**
+ * Leave a durable marker for this process before writing without fsync. False when none could
+ * be written (not Linux, an unwritable directory): then the writes must keep their fsyncs.
+ */
+export function markUnsynced(indexPath: string): boolean {
+	const boot = currentBootId();
+	if (boot === null) return false;
+	const dir = markerDir(indexPath);
+	try {
+		mkdirSync(dir, { recursive: true });
+		const fd = openSync(`${dir}/${process.pid}`, "w", 0o600);
+		try {
+			writeSync(fd, boot);
+			fsyncSync(fd);
+		} finally {
+			closeSync(fd);
+		}
+		fsyncPath(dir, true);
+		fsyncPath(dirname(dir), true);
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+/** After writing without fsync: flush the index files, then remove this process's marker. */
+export function settleUnsynced(indexPath: string): void {
+	flushIndexFiles(indexPath);
+	removeMarker(indexPath, String(process.pid));
+}
+
+function removeMarker(indexPath: string, name: string): void {
+	const dir = markerDir(indexPath);
+	try {
+		unlinkSync(`${dir}/${name}`);
+	} catch {
+		return;
+	}
+	try {
+		rmdirSync(dir); // only when no other process's marker is left
+	} catch {
+		// another marker remains
+	}
+	fsyncPath(dirname(dir), true);
+	fsyncPath(dir, true);
+}
+
+function alive(pid: number): boolean {
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch (err) {
+		// EPERM: a process of another user holds the pid, so it is alive.
+		return (err as NodeJS.ErrnoException).code === "EPERM";
+	}
+}
+
+export interface UnsyncedMarkers {
+	/** Markers of an earlier boot: the index must be rebuilt before it is used. */
+	fromEarlierBoot: string[];
+}
+
+/**
+ * Settle the markers left beside the index (see the top of this file). Returns the markers of an
+ * earlier boot, which the caller removes (removeStaleMarkers) once it has rebuilt the index.
+ * Costs one failed directory read when there are none.
+ */
+export function settleLeftMarkers(indexPath: string): UnsyncedMarkers {
+	let names: string[];
+	try {
+		names = readdirSync(markerDir(indexPath));
+	} catch {
+		return { fromEarlierBoot: [] };
+	}
+	const boot = currentBootId();
+	const fromEarlierBoot: string[] = [];
+	for (const name of names) {
+		let written: string;
+		try {
+			written = readFileSync(`${markerDir(indexPath)}/${name}`, "latin1").trim();
+		} catch {
+			continue; // removed meanwhile by its process
+		}
+		const pid = Number(name);
+		if (boot !== null && written === boot) {
+			if (Number.isInteger(pid) && pid > 0 && alive(pid)) continue;
+			flushIndexFiles(indexPath);
+			removeMarker(indexPath, name);
+		} else {
+			fromEarlierBoot.push(name);
+		}
+	}
+	return { fromEarlierBoot };
+}
+
+export function removeStaleMarkers(indexPath: string, names: readonly string[]): void {
+	for (const name of names) removeMarker(indexPath, name);
+}

@@ -13,7 +13,7 @@
  *   - one of a live process: it is still writing.
  * Only on Linux, whose boot id tells one boot from another; elsewhere writes keep their fsyncs.
  */
-import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, rmdirSync, unlinkSync, writeSync, mkdirSync, constants } from "node:fs";
+import { closeSync, existsSync, fsyncSync, openSync, readdirSync, readFileSync, rmdirSync, unlinkSync, writeSync, mkdirSync, constants } from "node:fs";
 import { dirname } from "node:path";
 
 const BOOT_ID_PATH = "/proc/sys/kernel/random/boot_id";
@@ -118,9 +118,11 @@ export interface UnsyncedMarkers {
 /**
  * Settle the markers left beside the index (see the top of this file). Returns the markers of an
  * earlier boot, which the caller removes (removeStaleMarkers) once it has rebuilt the index.
- * Costs one failed directory read when there are none.
+ * Costs one `existsSync` when there are none.
  */
 export function settleLeftMarkers(indexPath: string): UnsyncedMarkers {
+	// Checked without throwing first: there is almost never a marker, and every command opens the index.
+	if (!existsSync(markerDir(indexPath))) return { fromEarlierBoot: [] };
 	let names: string[];
 	try {
 		names = readdirSync(markerDir(indexPath));

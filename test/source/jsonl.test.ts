@@ -261,3 +261,38 @@ describe("readDurableLines (file reader)", () => {
 		expect(res.nextLine).toBe(parts.length + 1);
 	});
 });
+
+describe("the streaming reader reuses its buffer from file to file", () => {
+	/** Every line of `path` as the reader hands it over, decoded at once (the views are reused). */
+	function readAll(path: string): string[] {
+		const out: string[] = [];
+		readDurableLines(path, 0, 1, (lines) => {
+			for (const l of lines) out.push(decodeLine(l.bytes));
+		});
+		return out;
+	}
+
+	test("files of every size in turn, each read whole and unchanged, while Buffer's shared pool is in use", () => {
+		const dir = makeTempDir("pi-events-reuse-");
+		// A long file (several 4 MB chunks), tiny ones (Buffer's pool size), one line longer than a chunk, then small again.
+		const shapes: string[][] = [
+			Array.from({ length: 3000 }, (_, i) => `{"n":${i},"text":"${"a".repeat(3000 + (i % 7))}"}`),
+			['{"tiny":1}'],
+			['{"tiny":2}', '{"tiny":3}'],
+			[`{"long":"${"b".repeat(5 * 1024 * 1024)}"}`, '{"after":"long"}'],
+			Array.from({ length: 50 }, (_, i) => `{"small":${i}}`),
+			['{"tiny":4}'],
+		];
+		const paths = shapes.map((lines, i) => {
+			const path = join(dir, `f${i}.jsonl`);
+			writeFileSync(path, `${lines.join("\n")}\n`);
+			return path;
+		});
+		// Other code allocating from the shared pool between reads must never see its bytes change.
+		const pooled = Buffer.from("pooled bytes stay as they were");
+		for (let round = 0; round < 2; round++) {
+			for (const [i, path] of paths.entries()) expect(readAll(path)).toEqual(shapes[i]!);
+			expect(pooled.toString()).toBe("pooled bytes stay as they were");
+		}
+	});
+});

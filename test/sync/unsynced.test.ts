@@ -13,7 +13,8 @@ import type { SourceDir } from "../../src/source/discover.ts";
 import { openIndex } from "../../src/store/db.ts";
 import { currentBootId } from "../../src/store/unsynced.ts";
 import { syncIndex } from "../../src/sync/sync.ts";
-import { cleanupTempDirs, makeTempDir } from "../helpers/temp.ts";
+import { cleanupTempDirs, dumpIndex, makeTempDir } from "../helpers/temp.ts";
+import { checkIntegrity, cleanDump, dumpDiff } from "../reliability/util.ts";
 import { oneMessageSession, writeSession } from "../query/helpers.ts";
 
 afterAll(cleanupTempDirs);
@@ -121,3 +122,42 @@ linux("a marker of a live process is left alone, beside another process's stale 
 	expect(readdirSync(markers)).toEqual([String(process.pid)]);
 	again.close();
 });
+
+linux(
+	"a process killed while it writes without fsync: the next open flushes and removes its marker, the index is whole, and one more sync equals a clean rebuild",
+	async () => {
+		const dir = makeTempDir("pi-events-unsynced-kill-");
+		const sessions = join(dir, "sessions", "--work-app--");
+		const sources: SourceDir[] = [{ path: join(sessions, ".."), origin: "flag" }];
+		// Enough work that the kill lands while the pipelined sync writes: 40 sessions of about 200 KB.
+		for (let i = 1; i <= 40; i++) {
+			writeSession(sessions, oneMessageSession(sid(100 + i), "/work/app", `session ${i} ${"words about the deploy and the parser ".repeat(5000)}`));
+		}
+		const index = join(dir, "index.db");
+		const markers = join(dir, "index.db-unsynced");
+		const script = `
+		const { openIndex } = await import(${JSON.stringify(join(import.meta.dir, "../../src/store/db.ts"))});
+		const { syncIndex } = await import(${JSON.stringify(join(import.meta.dir, "../../src/sync/sync.ts"))});
+		const db = openIndex(${JSON.stringify(index)});
+		syncIndex(db, { sourceDirs: ${JSON.stringify(sources)}, pipeline: "always", onProgress: () => Bun.sleepSync(40) });
+	`;
+		const child = Bun.spawn([process.execPath, "-e", script], { stdout: "ignore", stderr: "pipe" });
+		const deadline = Date.now() + 20_000;
+		while (!existsSync(join(markers, String(child.pid))) && Date.now() < deadline) await Bun.sleep(5);
+		expect(existsSync(join(markers, String(child.pid)))).toBe(true);
+		await Bun.sleep(800); // past the first commit (every 500 ms), before the last file
+		child.kill("SIGKILL");
+		await child.exited;
+		expect(readdirSync(markers)).toEqual([String(child.pid)]);
+
+		const db = openIndex(index, { oneShot: true });
+		expect(existsSync(markers)).toBe(false);
+		const kept = sessionCount(db);
+		expect(kept).toBeGreaterThan(0); // a dead process of this boot: its writes are kept, not rebuilt away
+		expect(kept).toBeLessThan(40);
+		checkIntegrity(db, "after the kill");
+		syncIndex(db, { sourceDirs: sources });
+		expect(dumpDiff(dumpIndex(db), cleanDump(sources))).toBeNull();
+		db.close();
+	},
+);

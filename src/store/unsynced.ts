@@ -32,25 +32,32 @@ function markerDir(indexPath: string): string {
 	return `${indexPath}-unsynced`;
 }
 
-/** fsync a file or directory by path; a missing one is nothing to flush. */
-function fsyncPath(path: string, directory = false): void {
+/** fsync a file or directory by path; a missing one is nothing to flush. False when the flush failed. */
+function fsyncPath(path: string, directory = false): boolean {
 	let fd: number;
 	try {
 		fd = openSync(path, directory ? constants.O_RDONLY | constants.O_DIRECTORY : constants.O_RDONLY);
 	} catch {
-		return;
+		return true;
 	}
 	try {
 		fsyncSync(fd);
+		return true;
+	} catch {
+		return false;
 	} finally {
 		closeSync(fd);
 	}
 }
 
-/** Make everything written to the index files durable (fsync flushes a file whoever wrote it). */
-export function flushIndexFiles(indexPath: string): void {
-	fsyncPath(indexPath);
-	fsyncPath(`${indexPath}-wal`);
+/**
+ * Make everything written to the index files durable (fsync flushes a file whoever wrote it).
+ * False when the disk refused: the marker must then stay, for a later boot to rebuild the index.
+ */
+function flushIndexFiles(indexPath: string): boolean {
+	const db = fsyncPath(indexPath);
+	const wal = fsyncPath(`${indexPath}-wal`);
+	return db && wal;
 }
 
 /**
@@ -80,8 +87,7 @@ export function markUnsynced(indexPath: string): boolean {
 
 /** After writing without fsync: flush the index files, then remove this process's marker. */
 export function settleUnsynced(indexPath: string): void {
-	flushIndexFiles(indexPath);
-	removeMarker(indexPath, String(process.pid));
+	if (flushIndexFiles(indexPath)) removeMarker(indexPath, String(process.pid));
 }
 
 function removeMarker(indexPath: string, name: string): void {
@@ -141,8 +147,7 @@ export function settleLeftMarkers(indexPath: string): UnsyncedMarkers {
 		const pid = Number(name);
 		if (boot !== null && written === boot) {
 			if (Number.isInteger(pid) && pid > 0 && alive(pid)) continue;
-			flushIndexFiles(indexPath);
-			removeMarker(indexPath, name);
+			if (flushIndexFiles(indexPath)) removeMarker(indexPath, name);
 		} else {
 			fromEarlierBoot.push(name);
 		}

@@ -34,6 +34,22 @@ function indexedHistory() {
 	return { index: join(dir, "index.db"), markers: join(dir, "index.db-unsynced"), sources };
 }
 
+/** A history indexed once (its three sessions in the index), the connection closed. */
+function syncedHistory() {
+	const history = indexedHistory();
+	const db = openIndex(history.index, { oneShot: true });
+	syncIndex(db, { sourceDirs: history.sources });
+	expect(sessionCount(db)).toBe(3);
+	db.close();
+	return history;
+}
+
+/** Leave a marker as a writing process would: `<markers>/<pid>` holding a boot id. */
+function leaveMarker(markers: string, pid: number, bootId: string): void {
+	mkdirSync(markers, { recursive: true });
+	writeFileSync(join(markers, String(pid)), bootId);
+}
+
 /** A process id that no process holds: past the kernel's limit. */
 function deadPid(): number {
 	const max = Number(readFileSync("/proc/sys/kernel/pid_max", "latin1"));
@@ -72,14 +88,8 @@ linux("a small sync on one thread keeps its fsyncs and leaves no marker", () => 
 });
 
 linux("a marker from an earlier boot: the index is rebuilt on opening, and the next sync indexes everything again", () => {
-	const { index, markers, sources } = indexedHistory();
-	const db = openIndex(index, { oneShot: true });
-	syncIndex(db, { sourceDirs: sources });
-	expect(sessionCount(db)).toBe(3);
-	db.close();
-
-	mkdirSync(markers, { recursive: true });
-	writeFileSync(join(markers, String(process.pid)), "00000000-1111-2222-3333-444444444444");
+	const { index, markers, sources } = syncedHistory();
+	leaveMarker(markers, process.pid, "00000000-1111-2222-3333-444444444444");
 	const reopened = openIndex(index, { oneShot: true });
 	expect(sessionCount(reopened)).toBe(0);
 	expect(existsSync(markers)).toBe(false);
@@ -90,13 +100,8 @@ linux("a marker from an earlier boot: the index is rebuilt on opening, and the n
 });
 
 linux("a marker of this boot whose process died is flushed and removed; the index stays", () => {
-	const { index, markers, sources } = indexedHistory();
-	const db = openIndex(index, { oneShot: true });
-	syncIndex(db, { sourceDirs: sources });
-	db.close();
-
-	mkdirSync(markers, { recursive: true });
-	writeFileSync(join(markers, String(deadPid())), boot!);
+	const { index, markers } = syncedHistory();
+	leaveMarker(markers, deadPid(), boot!);
 	const reopened = openIndex(index, { oneShot: true });
 	expect(sessionCount(reopened)).toBe(3);
 	expect(existsSync(markers)).toBe(false);
@@ -104,19 +109,14 @@ linux("a marker of this boot whose process died is flushed and removed; the inde
 });
 
 linux("a marker of a live process is left alone, beside another process's stale one that is rebuilt away", () => {
-	const { index, markers, sources } = indexedHistory();
-	const db = openIndex(index, { oneShot: true });
-	syncIndex(db, { sourceDirs: sources });
-	db.close();
-
-	mkdirSync(markers, { recursive: true });
-	writeFileSync(join(markers, String(process.pid)), boot!);
+	const { index, markers } = syncedHistory();
+	leaveMarker(markers, process.pid, boot!);
 	const reopened = openIndex(index, { oneShot: true });
 	expect(sessionCount(reopened)).toBe(3);
 	expect(readdirSync(markers)).toEqual([String(process.pid)]);
 	reopened.close();
 
-	writeFileSync(join(markers, String(deadPid())), "an earlier boot");
+	leaveMarker(markers, deadPid(), "an earlier boot");
 	const again = openIndex(index, { oneShot: true });
 	expect(sessionCount(again)).toBe(0);
 	expect(readdirSync(markers)).toEqual([String(process.pid)]);

@@ -291,14 +291,15 @@ describe("db.ts: failures classified by result code, never by message text", () 
 				(r) => `${r.name}: ${r.sql.replace(/\s+/g, " ")}`,
 			);
 		const current = schemaOf(built.db);
-		// The schema as version 16 had it: no cwd index, the activity index without the cwd.
+		// The schema as version 16 had it: no cwd index, the activity index without the cwd (17), no index of calls that run pi-events (18).
+		built.db.run("DROP INDEX events_with_derived_calls");
 		built.db.run("DROP INDEX sessions_by_cwd");
 		built.db.run("DROP INDEX sessions_by_activity");
 		built.db.run("CREATE INDEX sessions_by_activity ON sessions(last_ts_ms DESC, session_id)");
 		built.db.run("PRAGMA user_version = 16");
 		built.close();
 		expect(SCHEMA_UPGRADES[16]).toBeDefined();
-		expect(() => openIndex(path, { readonly: true })).toThrow("has schema 16, expected 17: run `pi-events index`");
+		expect(() => openIndex(path, { readonly: true })).toThrow(`has schema 16, expected ${SCHEMA_VERSION}: run \`pi-events index\``);
 		const upgraded = openIndex(path);
 		try {
 			expect(upgraded.query("PRAGMA user_version").get()).toEqual({ user_version: SCHEMA_VERSION });
@@ -307,6 +308,19 @@ describe("db.ts: failures classified by result code, never by message text", () 
 			expect(upgraded.query("SELECT count(*) AS n FROM fts WHERE fts MATCH 'upgradeword'").get()).toEqual({ n: 3 });
 		} finally {
 			upgraded.close();
+		}
+		// Version 17: only the index of calls that run pi-events is missing.
+		const at17 = openIndex(path);
+		at17.run("DROP INDEX events_with_derived_calls");
+		at17.run("PRAGMA user_version = 17");
+		at17.close();
+		const upgraded17 = openIndex(path);
+		try {
+			expect(upgraded17.query("PRAGMA user_version").get()).toEqual({ user_version: SCHEMA_VERSION });
+			expect(schemaOf(upgraded17)).toEqual(current);
+			expect(upgraded17.query("SELECT count(*) AS n FROM sessions").get()).toEqual({ n: 3 });
+		} finally {
+			upgraded17.close();
 		}
 		// Older than any step: rebuilt, as before.
 		const older = openIndex(path);

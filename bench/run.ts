@@ -304,7 +304,10 @@ const sourceDirs = [{ path: sessionsDir, origin: "flag" as const }];
 }
 
 // 4. One appended entry, to the largest session and to a ~50 KB one (the corpus is restored after).
-function appendTimes(relPath: string): number[] {
+//    "user": a user message. "toolResult": a tool call is appended and synced first (untimed), then
+//    its result is appended and that sync timed: the path of a live session, where the writer asks
+//    whether the call ran pi-events (schema 18's index).
+function appendTimes(relPath: string, kind: "user" | "toolResult" = "user"): number[] {
 	const path = join(corpus, relPath);
 	const lines = readFileSync(path, "utf8").trimEnd().split("\n");
 	const last = JSON.parse(lines[lines.length - 1]!) as { id: string };
@@ -314,13 +317,53 @@ function appendTimes(relPath: string): number[] {
 	try {
 		for (let i = 0; i < 7; i++) {
 			const id = `b${i.toString(16).padStart(7, "0")}`;
-			const entry = {
-				type: "message",
-				id,
-				parentId: parent,
-				timestamp: new Date(Date.UTC(2026, 10, 30, 12, 0, i)).toISOString(),
-				message: { role: "user", content: [{ type: "text", text: `benchmark append ${i} zqappend${i}` }], timestamp: Date.UTC(2026, 10, 30, 12, 0, i) },
-			};
+			const at = Date.UTC(2026, 10, 30, 12, 0, i);
+			const timestamp = new Date(at).toISOString();
+			if (kind === "toolResult") {
+				const callId = `call_bench_${i}`;
+				const call = {
+					type: "message",
+					id: `c${id}`,
+					parentId: parent,
+					timestamp,
+					message: {
+						role: "assistant",
+						content: [{ type: "toolCall", id: callId, name: "bash", arguments: { command: `ls zqappend${i}` } }],
+						api: "anthropic-messages",
+						provider: "anthropic",
+						model: "claude-sonnet-4-5",
+						usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+						stopReason: "toolUse",
+						timestamp: at,
+					},
+				};
+				appendFileSync(path, `${JSON.stringify(call)}\n`);
+				syncIndex(db, { sourceDirs, check: { callerFile: path } });
+				parent = call.id;
+			}
+			const entry =
+				kind === "toolResult"
+					? {
+							type: "message",
+							id,
+							parentId: parent,
+							timestamp,
+							message: {
+								role: "toolResult",
+								toolCallId: `call_bench_${i}`,
+								toolName: "bash",
+								content: [{ type: "text", text: `zqappend${i}` }],
+								isError: false,
+								timestamp: at,
+							},
+						}
+					: {
+							type: "message",
+							id,
+							parentId: parent,
+							timestamp,
+							message: { role: "user", content: [{ type: "text", text: `benchmark append ${i} zqappend${i}` }], timestamp: at },
+						};
 			parent = id;
 			appendFileSync(path, `${JSON.stringify(entry)}\n`);
 			const t = performance.now();
@@ -340,12 +383,19 @@ function appendTimes(relPath: string): number[] {
 }
 {
 	const big = appendTimes(manifest.largestSession.path);
+	const bigResult = appendTimes(manifest.largestSession.path, "toolResult");
 	const small = appendTimes(manifest.smallSession.path);
 	add({
 		id: "append-big",
 		label: "sync after appending 1 entry to the largest session (median)",
 		value: median(big),
 		text: `${ms(median(big))} ms (${(manifest.largestSession.bytes / 1e6).toFixed(0)} MB session)`,
+	});
+	add({
+		id: "append-big-result",
+		label: "sync after appending a tool result to the largest session, its call synced before (median)",
+		value: median(bigResult),
+		text: `${ms(median(bigResult))} ms`,
 	});
 	add({
 		id: "append-small",

@@ -10,7 +10,7 @@ import { basename, join } from "node:path";
 import type { SourceDir } from "../../src/source/discover.ts";
 import { openIndex } from "../../src/store/db.ts";
 import { IndexWriter } from "../../src/store/write.ts";
-import { type PreparedPart, prepareFile } from "../../src/sync/prepare.ts";
+import { type PreparedPart, prepareFile, splitEventsPart } from "../../src/sync/prepare.ts";
 import { diagnosticSink, emptyReport } from "../../src/sync/report.ts";
 import { type PreparedSource, syncFile } from "../../src/sync/sync-file.ts";
 import { syncIndex } from "../../src/sync/sync.ts";
@@ -125,9 +125,13 @@ test("a new file whose worker stops part way leaves none of its rows when it can
 	db.run("INSERT INTO fts(fts, rank) VALUES ('integrity-check', 0)");
 });
 
-test("a session read in several chunks (over 4 MB) equals the main-thread index too", () => {
-	// The worker sends a file read in one chunk with its tree states; a larger one goes in several
-	// parts without, and the writer classifies it from its rows. Both must give the same states.
+test.each([
+	["read in several chunks (over 4 MB)", 5 * 1024 * 1024],
+	["read in one chunk but sent in several messages (about 2 MB)", 2 * 1024 * 1024],
+])("a session %s equals the main-thread index too", (_, targetBytes) => {
+	// The worker sends a file read in one chunk with its tree states (in messages of about 512 KB,
+	// each with its share of the states); a larger one goes in several parts without, and the writer
+	// classifies it from its rows. Both must give the same states.
 	const sessions = join(makeTempDir("pi-events-pipeline-big-"), "sessions");
 	const sub = join(sessions, "--work-demo--");
 	mkdirSync(sub, { recursive: true });
@@ -144,7 +148,7 @@ test("a session read in several chunks (over 4 MB) equals the main-thread index 
 	let last: unknown = null;
 	// Copies of the session's entries chained one after another, ids suffixed per copy (its branches repeat).
 	let bytes = 0;
-	for (let copy = 0; bytes < 5 * 1024 * 1024; copy++) {
+	for (let copy = 0; bytes < targetBytes; copy++) {
 		for (const entry of entries) {
 			const e = { ...entry };
 			for (const key of ["id", "parentId", "targetId", "fromId", "firstKeptEntryId"]) if (typeof e[key] === "string") e[key] = `${e[key]}-${copy}`;
@@ -156,7 +160,7 @@ test("a session read in several chunks (over 4 MB) equals the main-thread index 
 		}
 	}
 	writeFileSync(join(sub, basename(source)), `${lines.join("\n")}\n`);
-	expect(statSync(join(sub, basename(source))).size).toBeGreaterThan(4 * 1024 * 1024);
+	expect(statSync(join(sub, basename(source))).size).toBeGreaterThan(targetBytes);
 	const sources: SourceDir[] = [{ path: sessions, origin: "flag" }];
 	const piped = openIndex(":memory:");
 	const plain = openIndex(":memory:");
@@ -168,4 +172,32 @@ test("a session read in several chunks (over 4 MB) equals the main-thread index 
 	// Classified, not left unknown: every entry on the selected path, most of them summarized.
 	expect(piped.query("SELECT DISTINCT branch_state AS s FROM events").all()).toEqual([{ s: "selected" }]);
 	expect(piped.query("SELECT count(DISTINCT selection_state) AS n FROM events").get()).toEqual({ n: 3 });
+});
+
+test("an events part is split into messages that keep its events, tree states and bytes in order", () => {
+	const source = readdirSync(PI_FIXTURES)
+		.map((f) => join(PI_FIXTURES, f))
+		.filter((f) => f.endsWith(".jsonl"))
+		.sort((a, b) => statSync(b).size - statSync(a).size)[0]!;
+	const parts: PreparedPart[] = [];
+	prepareFile(source, (p) => parts.push(p));
+	const events = parts.filter((p) => p.kind === "events");
+	expect(events.length).toBe(1); // one chunk: with its tree states
+	const whole = events[0]!;
+	if (whole.kind !== "events") throw new Error("unreachable");
+	expect(whole.states?.length).toBe(whole.events.length);
+	for (const max of [1, 1000, 10_000, whole.bytes, whole.bytes * 2]) {
+		const pieces = splitEventsPart(whole, max);
+		expect(pieces.flatMap((p) => p.events)).toEqual(whole.events);
+		expect(pieces.flatMap((p) => p.states ?? [])).toEqual(whole.states!);
+		expect(pieces.reduce((n, p) => n + p.bytes, 0)).toBe(whole.bytes);
+		for (const p of pieces) {
+			expect(p.states?.length).toBe(p.events.length);
+			const lines = p.events.reduce((n, e) => n + e.locator.length, 0);
+			// Each piece stops at the first event that reaches the limit.
+			if (p.events.length > 1) expect(lines - p.events[p.events.length - 1]!.locator.length).toBeLessThan(max);
+		}
+		if (max >= whole.bytes) expect(pieces).toEqual([whole]);
+		else expect(pieces.length).toBeGreaterThan(1);
+	}
 });

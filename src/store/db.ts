@@ -368,7 +368,7 @@ function openWith(path: string, options: OpenOptions & { uri?: boolean }, shownP
 		}
 		if (!options.readonly && !options.uri && path !== ":memory:") {
 			// Writes made without fsync when the machine stopped may have left it inconsistent (unsynced.ts).
-			const stale = settleLeftMarkers(path).fromEarlierBoot;
+			const stale = settleLeftMarkers(path);
 			if (stale.length > 0) {
 				recreateSchema(db, variant, { force: true });
 				removeStaleMarkers(path, stale);

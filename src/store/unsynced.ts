@@ -116,43 +116,38 @@ function alive(pid: number): boolean {
 	}
 }
 
-export interface UnsyncedMarkers {
-	/** Markers of an earlier boot: the index must be rebuilt before it is used. */
-	fromEarlierBoot: string[];
-}
-
 /**
  * Settle the markers left beside the index (see the top of this file). Returns the markers of an
  * earlier boot, which the caller removes (removeStaleMarkers) once it has rebuilt the index.
  * Costs one `existsSync` when there are none.
  */
-export function settleLeftMarkers(indexPath: string): UnsyncedMarkers {
+export function settleLeftMarkers(indexPath: string): string[] {
+	const dir = markerDir(indexPath);
 	// Checked without throwing first: there is almost never a marker, and every command opens the index.
-	if (!existsSync(markerDir(indexPath))) return { fromEarlierBoot: [] };
+	if (!existsSync(dir)) return [];
 	let names: string[];
 	try {
-		names = readdirSync(markerDir(indexPath));
+		names = readdirSync(dir);
 	} catch {
-		return { fromEarlierBoot: [] };
+		return [];
 	}
 	const boot = currentBootId();
 	const fromEarlierBoot: string[] = [];
+	const ofDeadProcesses: string[] = [];
 	for (const name of names) {
 		let written: string;
 		try {
-			written = readFileSync(`${markerDir(indexPath)}/${name}`, "latin1").trim();
+			written = readFileSync(`${dir}/${name}`, "latin1").trim();
 		} catch {
 			continue; // removed meanwhile by its process
 		}
 		const pid = Number(name);
-		if (boot !== null && written === boot) {
-			if (Number.isInteger(pid) && pid > 0 && alive(pid)) continue;
-			if (flushIndexFiles(indexPath)) removeMarker(indexPath, name);
-		} else {
-			fromEarlierBoot.push(name);
-		}
+		if (boot === null || written !== boot) fromEarlierBoot.push(name);
+		else if (!(Number.isInteger(pid) && pid > 0 && alive(pid))) ofDeadProcesses.push(name);
 	}
-	return { fromEarlierBoot };
+	// One flush makes every dead process's writes durable.
+	if (ofDeadProcesses.length > 0 && flushIndexFiles(indexPath)) removeStaleMarkers(indexPath, ofDeadProcesses);
+	return fromEarlierBoot;
 }
 
 export function removeStaleMarkers(indexPath: string, names: readonly string[]): void {

@@ -309,30 +309,31 @@ describe("db.ts: failures classified by result code, never by message text", () 
 		} finally {
 			upgraded.close();
 		}
+		/** Open the index as pi-events does, run `use`, close it. */
+		const opened = (use: (db: Database) => void) => {
+			const db = openIndex(path);
+			try {
+				use(db);
+			} finally {
+				db.close();
+			}
+		};
 		// Version 17: only the index of calls that run pi-events is missing.
-		const at17 = openIndex(path);
-		at17.run("DROP INDEX events_with_derived_calls");
-		at17.run("PRAGMA user_version = 17");
-		at17.close();
-		const upgraded17 = openIndex(path);
-		try {
-			expect(upgraded17.query("PRAGMA user_version").get()).toEqual({ user_version: SCHEMA_VERSION });
-			expect(schemaOf(upgraded17)).toEqual(current);
-			expect(upgraded17.query("SELECT count(*) AS n FROM sessions").get()).toEqual({ n: 3 });
-		} finally {
-			upgraded17.close();
-		}
+		opened((db) => {
+			db.run("DROP INDEX events_with_derived_calls");
+			db.run("PRAGMA user_version = 17");
+		});
+		opened((db) => {
+			expect(db.query("PRAGMA user_version").get()).toEqual({ user_version: SCHEMA_VERSION });
+			expect(schemaOf(db)).toEqual(current);
+			expect(db.query("SELECT count(*) AS n FROM sessions").get()).toEqual({ n: 3 });
+		});
 		// Older than any step: rebuilt, as before.
-		const older = openIndex(path);
-		older.run("PRAGMA user_version = 15");
-		older.close();
-		const rebuilt = openIndex(path);
-		try {
-			expect(rebuilt.query("SELECT count(*) AS n FROM sessions").get()).toEqual({ n: 0 });
-			expect(schemaOf(rebuilt)).toEqual(current);
-		} finally {
-			rebuilt.close();
-		}
+		opened((db) => db.run("PRAGMA user_version = 15"));
+		opened((db) => {
+			expect(db.query("SELECT count(*) AS n FROM sessions").get()).toEqual({ n: 0 });
+			expect(schemaOf(db)).toEqual(current);
+		});
 	});
 
 	test("an index of a newer version is used as it is when it says this version's code may, and rebuilt when not", () => {

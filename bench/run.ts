@@ -63,6 +63,10 @@ interface ClassResult {
 	start?: number;
 	/** `rg -l` over the files, median; NaN when nothing is comparable (a search by filters alone). */
 	rg: number;
+	/** Whole `pi-events search` process answered by `serve --socket`, median (absent in older runs). */
+	served?: number;
+	/** `pi-events --version` measured just before `served`, median. */
+	servedStart?: number;
 }
 
 interface Results {
@@ -194,7 +198,9 @@ if (!reuseIndex) rmSync(work, { recursive: true, force: true });
 mkdirSync(work, { recursive: true });
 const sessionsDir = join(corpus, "sessions");
 const indexPath = join(work, "index.db");
-const env = { HOME: join(work, "home"), PI_CODING_AGENT_DIR: join(work, "agent"), XDG_CACHE_HOME: join(work, "cache"), NO_COLOR: "1" };
+// Every command runs in its own process (PI_EVENTS_SERVER=off), except where a row says it went
+// through the resident server (`servedEnv`, below).
+const env = { HOME: join(work, "home"), PI_CODING_AGENT_DIR: join(work, "agent"), XDG_CACHE_HOME: join(work, "cache"), NO_COLOR: "1", PI_EVENTS_SERVER: "off" };
 const benchStarted = performance.now();
 const loadAtStart = loadavg()[0]!;
 const cpuAtStart = cpuReference();
@@ -566,6 +572,24 @@ function rarePhraseOfCommonWords(words: string[]): { phrase: string; matches: nu
 	}
 	return rarest;
 }
+// The resident server for the command line: each class is also measured through it.
+const servedEnv: Record<string, string> = { ...env, PI_EVENTS_SERVER: "" };
+const cliServer = Bun.spawn([bin, "serve", "--socket", "--index", indexPath, "--sessions-dir", sessionsDir], {
+	env: { ...process.env, ...servedEnv },
+	stdout: "ignore",
+	stderr: "pipe",
+});
+{
+	// Listening once it says it is ready (a stale socket file may be there before).
+	const reader = cliServer.stderr.getReader();
+	let said = "";
+	while (!said.includes("ready")) {
+		const { value, done } = await reader.read();
+		if (done) throw new Error(`serve --socket did not start: ${said}`);
+		said += new TextDecoder().decode(value);
+	}
+	reader.releaseLock();
+}
 const classResults: ClassResult[] = [];
 for (const q of classes) {
 	const cliArgs = [...(q.cli ?? []), q.query];
@@ -598,6 +622,14 @@ for (const q of classes) {
 		procRuns,
 		env,
 	);
+	const [servedStart, served] = wholeProcess(
+		[
+			[bin, "--version"],
+			[bin, "search", ...scopeArgs(q.roots), "--no-sync", "--json", "--index", indexPath, "--sessions-dir", sessionsDir, ...cliArgs],
+		],
+		procRuns,
+		servedEnv,
+	);
 	const c = answer!.coverage;
 	const result: ClassResult = {
 		name: q.name,
@@ -613,12 +645,16 @@ for (const q of classes) {
 		proc: proc!,
 		start: start!,
 		rg,
+		served: served!,
+		servedStart: servedStart!,
 	};
 	classResults.push(result);
 	console.error(
-		`search ${q.name}: p50 ${ms(result.p50)} p99 ${ms(result.p99)} fresh ${ms(result.fresh)}${cold === null ? "" : ` cold ${ms(cold)}`} ms, process ${ms(result.proc)} ms, rg ${ms(result.rg)} ms`,
+		`search ${q.name}: p50 ${ms(result.p50)} p99 ${ms(result.p99)} fresh ${ms(result.fresh)}${cold === null ? "" : ` cold ${ms(cold)}`} ms, process ${ms(result.proc)} ms, served ${ms(result.served!)} ms, rg ${ms(result.rg)} ms`,
 	);
 }
+cliServer.kill("SIGTERM");
+await cliServer.exited;
 // A real session id, for the read paths below (out of scope for a caller rooted elsewhere).
 const someSessionId = (db.query("SELECT session_id FROM sessions ORDER BY session_key LIMIT 1").get() as { session_id: string }).session_id;
 db.close();
@@ -756,8 +792,8 @@ function classStart(c: ClassResult, runStart: number): number {
 
 function classHeader(): string[] {
 	return [
-		"| search class | matches | hits | in-process p50 | p95 | p99 | max | first query of a new process | first after dropping the page cache | whole process (`--all` or the class's `--root`; `--no-sync --json --sessions-dir`) | process − start | `rg -l -i -F` | rg ÷ pi-events |",
-		"|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+		"| search class | matches | hits | in-process p50 | p95 | p99 | max | first query of a new process | first after dropping the page cache | whole process (`--all` or the class's `--root`; `--no-sync --json --sessions-dir`) | process − start | `rg -l -i -F` | rg ÷ pi-events | whole process through `serve --socket` | process − start | rg ÷ pi-events |",
+		"|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
 	];
 }
 
@@ -775,9 +811,14 @@ function singleTable(r: Results): string {
 		...classHeader(),
 		...r.classes.map(
 			(c) =>
-				`| ${c.name} | ${c.matches} | ${c.hits} | ${ms(c.p50)} ms | ${ms(c.p95)} | ${ms(c.p99)} | ${c.max === undefined ? "–" : ms(c.max)} | ${ms(c.fresh)} ms | ${c.cold === null ? "–" : `${ms(c.cold)} ms`} | ${ms(c.proc)} ms | +${ms(c.proc - classStart(c, start))} | ${hasRg(c) ? `${ms(c.rg)} ms` : "–"} | ${hasRg(c) ? `${(c.rg / c.proc).toFixed(1)}×` : "–"} |`,
+				`| ${c.name} | ${c.matches} | ${c.hits} | ${ms(c.p50)} ms | ${ms(c.p95)} | ${ms(c.p99)} | ${c.max === undefined ? "–" : ms(c.max)} | ${ms(c.fresh)} ms | ${c.cold === null ? "–" : `${ms(c.cold)} ms`} | ${ms(c.proc)} ms | +${ms(c.proc - classStart(c, start))} | ${hasRg(c) ? `${ms(c.rg)} ms` : "–"} | ${hasRg(c) ? `${(c.rg / c.proc).toFixed(1)}×` : "–"} | ${servedCells(c)} |`,
 		),
 	].join("\n");
+}
+
+function servedCells(c: ClassResult): string {
+	if (c.served === undefined) return "– | – | –";
+	return `${ms(c.served)} ms | +${ms(c.served - (c.servedStart ?? 0))} | ${hasRg(c) ? `${(c.rg / c.served).toFixed(1)}×` : "–"}`;
 }
 
 /** One table, one column per corpus size: how each figure grows with history. */
@@ -802,6 +843,7 @@ function compareTable(all: Results[]): string {
 		`| in-process p50 / p99 (max) | ${cell((c) => `${ms(c.p50)} / ${ms(c.p99)} ms${c.max === undefined ? "" : ` (${ms(c.max)})`}`)(name).join(" | ")} | p99 < 50 ms |`,
 		`| first query of a new process / after dropping the page cache | ${cell((c) => `${ms(c.fresh)} / ${c.cold === null ? "–" : ms(c.cold)} ms`)(name).join(" | ")} | |`,
 		`| whole process (process − start) / \`rg -l\` | ${cell((c, r) => `**${ms(c.proc)}** (+${ms(c.proc - classStart(c, startOf(r)))})${hasRg(c) ? ` / ${ms(c.rg)} ms = **${(c.rg / c.proc).toFixed(1)}×**` : ""}`)(name).join(" | ")} | ≤ start + 10 ms, ≥ 10× |`,
+		`| whole process through \`serve --socket\` (process − start) / \`rg -l\` | ${cell((c) => (c.served === undefined ? "–" : `**${ms(c.served)}** (+${ms(c.served - (c.servedStart ?? 0))})${hasRg(c) ? ` = **${(c.rg / c.served).toFixed(1)}×**` : ""}`))(name).join(" | ")} | ≤ start + 10 ms, ≥ 10× |`,
 	]);
 	return [
 		head,

@@ -5,7 +5,7 @@
  */
 import { closeSync, existsSync, lstatSync, readFileSync, readlinkSync, readSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
-import * as v from "valibot";
+import type * as Valibot from "valibot";
 import { isWithin } from "./auth/scope.ts";
 import { PiEventsError } from "./errors.ts";
 import type { SourceDir } from "./source/discover.ts";
@@ -31,11 +31,25 @@ interface SettingsInput {
 	env: Env;
 }
 
-const ConfigSchema = v.strictObject({
-	sessionDirs: v.optional(v.array(v.pipe(v.string(), v.minLength(1)))),
-	root: v.optional(v.pipe(v.string(), v.minLength(1))),
-	index: v.optional(v.pipe(v.string(), v.minLength(1))),
-});
+/** The config file's fields. */
+interface FileConfig {
+	sessionDirs?: string[];
+	root?: string;
+	index?: string;
+}
+
+/**
+ * valibot is loaded only when there is a config file to check: initialising it cost every process
+ * about 0.3 ms, among them a client of the resident server, which reads settings only to find it.
+ */
+function configSchema() {
+	const v: typeof Valibot = require("valibot");
+	return v.strictObject({
+		sessionDirs: v.optional(v.array(v.pipe(v.string(), v.minLength(1)))),
+		root: v.optional(v.pipe(v.string(), v.minLength(1))),
+		index: v.optional(v.pipe(v.string(), v.minLength(1))),
+	});
+}
 
 /**
  * $HOME, else the home directory of the user's account. node:os is loaded only then: importing it
@@ -88,13 +102,7 @@ export function resolveSettings(input: SettingsInput): Settings {
 	for (const dir of config.value?.sessionDirs ?? []) add(dir, "config", configDir);
 	for (const dir of input.sessionDirs ?? []) add(dir, "flag", cwd);
 
-	const indexPath = input.indexPath
-		? resolve(cwd, expandHome(input.indexPath, env))
-		: env.PI_EVENTS_INDEX
-			? resolve(cwd, expandHome(env.PI_EVENTS_INDEX, env))
-			: config.value?.index
-				? resolve(configDir, expandHome(config.value.index, env))
-				: defaultIndexPath(env);
+	const indexPath = indexPathFrom(input, config.value, configDir);
 
 	refuseUnsafeIndexPath(indexPath, sourceDirs);
 	return {
@@ -106,7 +114,25 @@ export function resolveSettings(input: SettingsInput): Settings {
 	};
 }
 
-function readConfig(path: string, explicit: boolean): { value: v.InferOutput<typeof ConfigSchema> | null } {
+/**
+ * The index path alone: `--index`, else $PI_EVENTS_INDEX, else the config file's, else the
+ * default. What a client of the resident server needs to find it (cli/command-client.ts).
+ */
+export function indexPathOf(input: Omit<SettingsInput, "sessionDirs">): string {
+	const configFile = configPathOf(input.env);
+	if (input.indexPath || input.env.PI_EVENTS_INDEX) return indexPathFrom(input, null, dirname(configFile));
+	return indexPathFrom(input, readConfig(configFile, input.env.PI_EVENTS_CONFIG !== undefined).value, dirname(configFile));
+}
+
+function indexPathFrom(input: Omit<SettingsInput, "sessionDirs">, config: FileConfig | null, configDir: string): string {
+	const { cwd, env } = input;
+	if (input.indexPath) return resolve(cwd, expandHome(input.indexPath, env));
+	if (env.PI_EVENTS_INDEX) return resolve(cwd, expandHome(env.PI_EVENTS_INDEX, env));
+	if (config?.index) return resolve(configDir, expandHome(config.index, env));
+	return defaultIndexPath(env);
+}
+
+function readConfig(path: string, explicit: boolean): { value: FileConfig | null } {
 	if (!existsSync(path)) {
 		if (explicit) throw new PiEventsError("E_CONFIG", `config file ${path} (from PI_EVENTS_CONFIG) does not exist`);
 		return { value: null };
@@ -117,7 +143,8 @@ function readConfig(path: string, explicit: boolean): { value: v.InferOutput<typ
 	} catch (err) {
 		throw new PiEventsError("E_CONFIG", `config file ${path} is not valid JSON: ${err instanceof Error ? err.message : err}`);
 	}
-	const parsed = v.safeParse(ConfigSchema, raw);
+	const v: typeof Valibot = require("valibot");
+	const parsed = v.safeParse(configSchema(), raw);
 	if (!parsed.success) {
 		throw new PiEventsError("E_CONFIG", `config file ${path} is invalid: ${v.summarize(parsed.issues).replace(/\n/g, "; ")}`);
 	}

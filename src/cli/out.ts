@@ -7,14 +7,33 @@
  */
 import { fstatSync, statSync, writeSync } from "node:fs";
 
+/** Where a command's output goes instead of this process's descriptors (cli/invocation.ts). */
+export interface OutputTarget {
+	write(fd: 1 | 2, text: string): void;
+	isTerminal(fd: 1 | 2): boolean;
+}
+
+let redirected: OutputTarget | null = null;
+
+/** Send output to `target` until the returned function is called. */
+export function redirectOutput(target: OutputTarget): () => void {
+	const before = redirected;
+	redirected = target;
+	return () => {
+		redirected = before;
+	};
+}
+
 /** Data: results, JSON, usage. */
 export function writeOut(text: string): void {
-	writeAll(1, text);
+	if (redirected) redirected.write(1, text);
+	else writeAll(1, text);
 }
 
 /** Diagnostics. */
 export function writeErr(text: string): void {
-	writeAll(2, text);
+	if (redirected) redirected.write(2, text);
+	else writeAll(2, text);
 }
 
 function writeAll(fd: number, text: string): void {
@@ -39,6 +58,7 @@ function writeAll(fd: number, text: string): void {
  * /dev/null. Asking `process.stdout.isTTY` would create the stream.
  */
 export function isTerminal(fd: 1 | 2): boolean {
+	if (redirected) return redirected.isTerminal(fd);
 	try {
 		const st = fstatSync(fd);
 		return st.isCharacterDevice() && st.rdev !== statSync("/dev/null").rdev;

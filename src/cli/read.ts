@@ -5,9 +5,9 @@ import { refresh } from "../sync/freshness.ts";
 import { renderRead } from "../present/render-read.ts";
 import { Gate } from "../gate/gate.ts";
 import { MAX_NEIGHBOURS, readEvent } from "../query/read.ts";
-import { openIndex } from "../store/db.ts";
 import { callerArgs, scopeFrom } from "./caller.ts";
 import { checkFlags, commonArgs, debug, settingsFrom } from "./shared.ts";
+import { invocation } from "./invocation.ts";
 import { toJson } from "../present/json.ts";
 import { writeOut } from "./out.ts";
 
@@ -42,11 +42,11 @@ export const readCommand = defineCommand({
 	run({ args: a, rawArgs }) {
 		checkFlags(rawArgs, args);
 		const settings = settingsFrom(a, rawArgs);
-		const scope = scopeFrom(a, settings, process.env, process.cwd());
+		const scope = scopeFrom(a, settings, invocation().env, invocation().cwd);
 		const order = a.order ?? "append";
 		if (order !== "append" && order !== "branch") throw new PiEventsError("E_USAGE", `--order must be append or branch, got ${JSON.stringify(order)}`);
 		if (a.only !== undefined && a.only !== "conversation") throw new PiEventsError("E_USAGE", `--only must be conversation, got ${JSON.stringify(a.only)}`);
-		const db = openIndex(settings.indexPath, { oneShot: true });
+		const db = invocation().connect(settings.indexPath);
 		try {
 			if (a.sync !== false) refresh(db, settings.sourceDirs, { sync: true, scope, debug });
 			const result = readEvent(new Gate(db, scope), {
@@ -63,7 +63,7 @@ export const readCommand = defineCommand({
 			writeOut(a.json ? `${toJson(result, 2)}\n` : renderRead(result));
 			return 0;
 		} finally {
-			db.close();
+			invocation().release(db);
 		}
 	},
 });

@@ -5,11 +5,11 @@ import { refresh } from "../sync/freshness.ts";
 import { DEFAULT_LIMIT, MAX_LIMIT, SORT_ORDERS, type SortOrder, search } from "../query/search.ts";
 import { freshnessLine, noHitsHint, renderHits } from "../present/render.ts";
 import { resolveRoot } from "../config.ts";
-import { openIndex } from "../store/db.ts";
 import { callerArgs, scopeFrom } from "./caller.ts";
 import { toSearchFilters } from "../query/filters.ts";
 import { filterArgs, list } from "./filters.ts";
 import { checkFlags, collectRepeated, commonArgs, debug, settingsFrom } from "./shared.ts";
+import { invocation } from "./invocation.ts";
 import { toJson } from "../present/json.ts";
 import { terminalSafe } from "../present/terminal.ts";
 import { isTerminal, writeErr, writeOut } from "./out.ts";
@@ -44,9 +44,9 @@ export const searchCommand = defineCommand({
 			throw new PiEventsError("E_USAGE", `--sort must be one of ${SORT_ORDERS.join(", ")}, got ${JSON.stringify(sort)}`);
 		if (a.group !== undefined && a.group !== "session") throw new PiEventsError("E_USAGE", `--group must be session, got ${JSON.stringify(a.group)}`);
 		const now = Date.now();
-		const scope = scopeFrom(a, settings, process.env, process.cwd());
+		const scope = scopeFrom(a, settings, invocation().env, invocation().cwd);
 		// Relative --file paths resolve against the authorization root (with --all: the one it would be).
-		const root = scope.roots?.[0] ?? resolveRoot(process.cwd(), a.root ?? settings.configRoot);
+		const root = scope.roots?.[0] ?? resolveRoot(invocation().cwd, a.root ?? settings.configRoot);
 		const filters = toSearchFilters(
 			{
 				sessionIds: list(a.session),
@@ -62,11 +62,11 @@ export const searchCommand = defineCommand({
 				selectionStates: list(a.selection),
 				files: collectRepeated(rawArgs, "file"),
 			},
-			process.cwd(),
+			invocation().cwd,
 			now,
 			root,
 		);
-		const db = openIndex(settings.indexPath, { oneShot: true });
+		const db = invocation().connect(settings.indexPath);
 		try {
 			const freshness = refresh(db, settings.sourceDirs, { sync: a.sync !== false, scope, debug });
 			const result = search(db, {
@@ -85,7 +85,7 @@ export const searchCommand = defineCommand({
 				// Problems that may hide results are diagnostics: stderr too, not only inside the JSON.
 				for (const p of freshness.problems) writeErr(`pi-events: ${terminalSafe(p)}\n`);
 			} else {
-				const color = isTerminal(1) && !process.env.NO_COLOR;
+				const color = isTerminal(1) && !invocation().env.NO_COLOR;
 				writeOut(renderHits(result.hits, { color, paths: a.paths === true, root: scope.roots?.[0] ?? null }));
 				if (result.hits.length === 0) {
 					const hint = noHitsHint(result.coverage, { exact: a.exact === true, exactFlag: "--exact", derivedFlag: "--include-derived" });
@@ -95,7 +95,7 @@ export const searchCommand = defineCommand({
 			}
 			return result.hits.length > 0 ? 0 : 1;
 		} finally {
-			db.close();
+			invocation().release(db);
 		}
 	},
 });

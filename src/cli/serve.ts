@@ -3,30 +3,62 @@ import { defineCommand } from "./argv.ts";
 import { canonicalPath } from "../config.ts";
 import { PiEventsError } from "../errors.ts";
 import { compileForLongWork } from "../jit.ts";
-import { VERSION } from "../version.ts";
+import { VERSION, VERSION_LINE } from "../version.ts";
+import { type CommandServer, listenForCommands } from "./command-server.ts";
+import { socketPathFor } from "./command-protocol.ts";
 import { serveStream, StdioServer } from "../server/stdio.ts";
 import { openIndex } from "../store/db.ts";
 import { checkFlags, commonArgs, settingsFrom } from "./shared.ts";
 
 const args = {
-	stdio: { type: "boolean", description: "Serve MCP over stdin/stdout (the only transport)" },
+	stdio: { type: "boolean", description: "Serve MCP over stdin/stdout (the pi extension, MCP clients)" },
+	socket: {
+		type: "boolean",
+		description: "Run query commands (search, read, trace, sessions) for other pi-events processes, over a Unix socket beside the index",
+	},
+	"idle-exit": { type: "string", description: "With --socket alone: stop after this many seconds without a command (default: never)", valueHint: "seconds" },
 	index: commonArgs.index,
 	"sessions-dir": commonArgs["sessions-dir"],
 	root: { type: "string", description: "Authorization root for every call (default: from the caller's cwd)", valueHint: "dir" },
 } as const;
 
 export const serveCommand = defineCommand({
-	meta: { name: "serve", description: "Run the MCP tool server (event_search, event_read, event_trace) over stdio" },
+	meta: {
+		name: "serve",
+		description: "Run the MCP tool server (event_search, event_read, event_trace) over stdio, or a resident server for the command line (--socket)",
+	},
 	args,
 	async run({ args: a, rawArgs }) {
 		checkFlags(rawArgs, args);
-		if (!a.stdio) throw new PiEventsError("E_USAGE", "serve needs --stdio (the only transport)");
+		if (!a.stdio && !a.socket) throw new PiEventsError("E_USAGE", "serve needs --stdio, --socket or both");
 		if (a.root && !a.root.startsWith("/")) throw new PiEventsError("E_USAGE", "--root must be an absolute path");
+		const idleExit = a["idle-exit"] === undefined ? null : Number(a["idle-exit"]);
+		if (idleExit !== null && (!a.socket || a.stdio))
+			throw new PiEventsError("E_USAGE", "--idle-exit goes with --socket alone (a --stdio server ends with its client)");
+		if (idleExit !== null && !(Number.isFinite(idleExit) && idleExit > 0)) {
+			throw new PiEventsError("E_USAGE", `--idle-exit must be a number of seconds above 0, got ${JSON.stringify(a["idle-exit"])}`);
+		}
 		const settings = settingsFrom(a, rawArgs);
 		// A server answers many calls: its code is worth compiling (jit.ts).
 		compileForLongWork();
-		const db = openIndex(settings.indexPath);
 		const log = (line: string) => process.stderr.write(`${line}\n`);
+		if (!a.stdio) {
+			const commands = await listenAtIndex(settings.indexPath, log);
+			log(`pi-events serve: ready (index ${settings.indexPath}, socket ${settings.indexPath}.sock)`);
+			await untilStopped(commands, idleExit);
+			return 0;
+		}
+		// Beside an MCP client's server, the socket is a bonus: taken by another server, it is left to it.
+		let commands: CommandServer | null = null;
+		if (a.socket) {
+			try {
+				commands = await listenAtIndex(settings.indexPath, log);
+			} catch (err) {
+				if (!(err instanceof PiEventsError)) throw err;
+				log(`pi-events serve: not listening for commands: ${err.message}`);
+			}
+		}
+		const db = openIndex(settings.indexPath);
 		const server = new StdioServer({
 			db,
 			settings,
@@ -46,8 +78,38 @@ export const serveCommand = defineCommand({
 				process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error: frame too large" } })}\n`),
 			);
 		} finally {
+			commands?.stop();
 			db.close();
 		}
 		return 0;
 	},
 });
+
+async function listenAtIndex(indexPath: string, log: (line: string) => void): Promise<CommandServer> {
+	const socketPath = socketPathFor(indexPath);
+	if (socketPath === null) throw new PiEventsError("E_USAGE", `the socket path ${indexPath}.sock is too long for a Unix socket: use a shorter --index`);
+	const server = await listenForCommands({ socketPath, indexPath, version: VERSION_LINE, log });
+	// A stopped server removes its socket, so no client waits on it.
+	const stop = () => {
+		server.stop();
+		process.exit(0);
+	};
+	process.once("SIGINT", stop);
+	process.once("SIGTERM", stop);
+	process.once("SIGHUP", stop);
+	return server;
+}
+
+/** Until a signal ends the process (the handlers above), or it has been idle for `idleSeconds`. */
+function untilStopped(server: CommandServer, idleSeconds: number | null): Promise<void> {
+	return new Promise((resolve) => {
+		if (idleSeconds === null) return;
+		const every = Math.min(1000, (idleSeconds * 1000) / 4);
+		const timer = setInterval(() => {
+			if (performance.now() - server.lastCommandAt < idleSeconds * 1000) return;
+			clearInterval(timer);
+			server.stop();
+			resolve();
+		}, every);
+	});
+}

@@ -6,10 +6,10 @@ import { freshnessLine, renderSessions } from "../present/render.ts";
 import { parseTimeArg } from "../query/filters.ts";
 import { Gate } from "../gate/gate.ts";
 import { DEFAULT_SESSIONS, listSessions, MAX_SESSIONS } from "../query/sessions.ts";
-import { openIndex } from "../store/db.ts";
 import { refresh } from "../sync/freshness.ts";
 import { callerArgs, scopeFrom } from "./caller.ts";
 import { checkFlags, commonArgs, debug, settingsFrom } from "./shared.ts";
+import { invocation } from "./invocation.ts";
 import { isTerminal, writeErr, writeOut } from "./out.ts";
 
 const args = {
@@ -28,7 +28,7 @@ export const sessionsCommand = defineCommand({
 	run({ args: a, rawArgs }) {
 		checkFlags(rawArgs, args);
 		const settings = settingsFrom(a, rawArgs);
-		const scope = scopeFrom(a, settings, process.env, process.cwd());
+		const scope = scopeFrom(a, settings, invocation().env, invocation().cwd);
 		const limit = a.limit === undefined ? DEFAULT_SESSIONS : Number(a.limit);
 		if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SESSIONS) {
 			throw new PiEventsError("E_USAGE", `--limit must be an integer from 1 to ${MAX_SESSIONS}`);
@@ -36,14 +36,14 @@ export const sessionsCommand = defineCommand({
 		const now = Date.now();
 		const sinceMs = a.since === undefined ? undefined : parseTimeArg("since", a.since, now);
 		const untilMs = a.until === undefined ? undefined : parseTimeArg("until", a.until, now);
-		const db = openIndex(settings.indexPath, { oneShot: true });
+		const db = invocation().connect(settings.indexPath);
 		try {
 			const freshness = refresh(db, settings.sourceDirs, { sync: a.sync !== false, scope, debug });
 			const result = listSessions(new Gate(db, scope), { sinceMs, untilMs, limit });
 			if (a.json) {
 				writeOut(`${toJson({ ...result, freshness }, 2)}\n`);
 			} else {
-				const color = isTerminal(1) && !process.env.NO_COLOR;
+				const color = isTerminal(1) && !invocation().env.NO_COLOR;
 				writeOut(renderSessions(result.sessions, { color, paths: a.paths === true, root: scope.roots?.[0] ?? null }));
 				if (result.sessions.length === 0) writeErr("pi-events: no sessions\n");
 				else if (result.truncated) writeErr(`pi-events: ${result.sessions.length} of ${result.total} sessions (raise --limit)\n`);
@@ -51,7 +51,7 @@ export const sessionsCommand = defineCommand({
 			}
 			return result.sessions.length > 0 ? 0 : 1;
 		} finally {
-			db.close();
+			invocation().release(db);
 		}
 	},
 });

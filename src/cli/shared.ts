@@ -7,6 +7,7 @@ import type { ArgsDef } from "citty";
 import { resolveSettings, type Settings } from "../config.ts";
 import { PiEventsError } from "../errors.ts";
 import { isTerminal, writeErr } from "./out.ts";
+import { invocation } from "./invocation.ts";
 import { groupThousands } from "../project/text.ts";
 
 export const commonArgs = {
@@ -62,8 +63,8 @@ export function settingsFrom(args: { index?: string }, rawArgs: readonly string[
 	return resolveSettings({
 		indexPath: args.index,
 		sessionDirs: collectRepeated(rawArgs, "sessions-dir"),
-		cwd: process.cwd(),
-		env: process.env,
+		cwd: invocation().cwd,
+		env: invocation().env,
 	});
 }
 

@@ -4,9 +4,9 @@ import { refresh } from "../sync/freshness.ts";
 import { renderTrace } from "../present/render-trace.ts";
 import { Gate } from "../gate/gate.ts";
 import { traceEvent } from "../query/trace.ts";
-import { openIndex } from "../store/db.ts";
 import { callerArgs, scopeFrom } from "./caller.ts";
 import { checkFlags, commonArgs, debug, settingsFrom } from "./shared.ts";
+import { invocation } from "./invocation.ts";
 import { toJson } from "../present/json.ts";
 import { isTerminal, writeOut } from "./out.ts";
 
@@ -24,16 +24,16 @@ export const traceCommand = defineCommand({
 	run({ args: a, rawArgs }) {
 		checkFlags(rawArgs, args);
 		const settings = settingsFrom(a, rawArgs);
-		const scope = scopeFrom(a, settings, process.env, process.cwd());
-		const db = openIndex(settings.indexPath, { oneShot: true });
+		const scope = scopeFrom(a, settings, invocation().env, invocation().cwd);
+		const db = invocation().connect(settings.indexPath);
 		try {
 			if (a.sync !== false) refresh(db, settings.sourceDirs, { sync: true, scope, debug });
 			const result = traceEvent(new Gate(db, scope), a.session, a.entry);
-			const color = isTerminal(1) && !process.env.NO_COLOR;
+			const color = isTerminal(1) && !invocation().env.NO_COLOR;
 			writeOut(a.json ? `${toJson(result, 2)}\n` : renderTrace(result, { color }));
 			return 0;
 		} finally {
-			db.close();
+			invocation().release(db);
 		}
 	},
 });

@@ -5,6 +5,7 @@
  * gate derives the session exclusion and the invocation cutoff (gate/gate.ts).
  */
 import type { Scope } from "../auth/scope.ts";
+import { resolve } from "node:path";
 import { canonicalPath, resolveRoot } from "../config.ts";
 
 interface CallerInput {
@@ -27,7 +28,7 @@ export function resolveCaller(input: CallerInput): Scope {
 	const { sessionId, sessionFile, toolCallId } = input;
 	const current =
 		sessionId || sessionFile
-			? { sessionId: sessionId || null, sessionFile: sessionFile ? canonicalPath(sessionFile) : null, toolCallId: toolCallId || null }
+			? { sessionId: sessionId || null, sessionFile: sessionFile ? canonicalPath(resolve(input.cwd, sessionFile)) : null, toolCallId: toolCallId || null }
 			: null;
 	return { roots, current };
 }

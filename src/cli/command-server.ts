@@ -1,0 +1,252 @@
+/**
+ * The resident server's side of the command socket (command-protocol.ts): it runs a client's
+ * query command exactly as the client would run it itself (its arguments, cwd and environment),
+ * through the server's own connection to the index, whose pages stay in memory between commands,
+ * with its code compiled. A new process pays only for starting and passing the request.
+ *
+ * Requests are run one at a time: each command runs synchronously from start to end. The socket is
+ * made readable and writable by this account only, and a request must come from the same build.
+ */
+import type { Database } from "bun:sqlite";
+import { lstatSync, statSync, unlinkSync } from "node:fs";
+import * as v from "valibot";
+import { PiEventsError } from "../errors.ts";
+import { openIndex } from "../store/db.ts";
+import { type CommandAnswer, MAX_MESSAGE_BYTES, SERVED_COMMANDS } from "./command-protocol.ts";
+import { execute, loadCommand } from "./dispatch.ts";
+import { type Invocation, within } from "./invocation.ts";
+
+const RequestSchema = v.object({
+	version: v.string(),
+	argv: v.pipe(v.array(v.string()), v.minLength(1), v.maxLength(1000)),
+	cwd: v.pipe(v.string(), v.minLength(1)),
+	env: v.record(v.string(), v.string()),
+	terminal: v.object({ out: v.boolean(), err: v.boolean() }),
+});
+
+interface CommandServerOptions {
+	socketPath: string;
+	/** The index this server keeps open; a command naming another index opens that one for itself. */
+	indexPath: string;
+	/** This build's VERSION_LINE: clients of another build run their commands themselves. */
+	version: string;
+	log: (line: string) => void;
+}
+
+export interface CommandServer {
+	/** Stop listening and remove the socket. */
+	stop(): void;
+	/** Commands run so far. */
+	readonly served: number;
+	/** When the last command came in (performance.now()), or when the server started. */
+	readonly lastCommandAt: number;
+}
+
+interface Connection {
+	chunks: Buffer[];
+	bytes: number;
+	/** The answer's bytes not yet taken by the socket. */
+	pending: Buffer | null;
+}
+
+export async function listenForCommands(options: CommandServerOptions): Promise<CommandServer> {
+	await clearStaleSocket(options.socketPath);
+	const index = new KeptConnection(options.indexPath);
+	let served = 0;
+	let lastCommandAt = performance.now();
+	// Made while only this account may use it: a socket takes its mode from the umask when bound.
+	const umask = process.umask(0o077);
+	let listener: ReturnType<typeof Bun.listen<Connection>>;
+	try {
+		listener = Bun.listen<Connection>({
+			unix: options.socketPath,
+			socket: {
+				open(s) {
+					s.data = { chunks: [], bytes: 0, pending: null };
+				},
+				data(s, data) {
+					const c = s.data;
+					c.chunks.push(Buffer.from(data));
+					c.bytes += data.length;
+					if (c.bytes > MAX_MESSAGE_BYTES) {
+						s.end();
+						return;
+					}
+					if (data.indexOf(10) === -1) return;
+					const line = Buffer.concat(c.chunks).toString("utf8");
+					c.chunks = [];
+					void answer(line)
+						.catch((err): CommandAnswer => {
+							options.log(`pi-events serve: a command failed: ${err instanceof Error ? err.message : String(err)}`);
+							return { refused: "the server failed to run it" };
+						})
+						.then((reply) => {
+							c.pending = Buffer.from(`${JSON.stringify(reply)}\n`, "utf8");
+							flush(s);
+						});
+				},
+				drain(s) {
+					flush(s);
+				},
+				error(_s, err) {
+					options.log(`pi-events serve: a client connection failed: ${err.message}`);
+				},
+			},
+		});
+	} catch (err) {
+		throw new PiEventsError("E_USAGE", `cannot listen at ${options.socketPath}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+	} finally {
+		process.umask(umask);
+	}
+	// Which socket file is this server's: a server started after this one stopped answering may have
+	// replaced it, and stopping must not remove that one.
+	const own = fileIdentity(options.socketPath, lstatSync);
+
+	async function answer(line: string): Promise<CommandAnswer> {
+		let raw: unknown;
+		try {
+			raw = JSON.parse(line);
+		} catch {
+			return { refused: "the request is not JSON" };
+		}
+		const parsed = v.safeParse(RequestSchema, raw);
+		if (!parsed.success) return { refused: `the request is malformed: ${v.summarize(parsed.issues).replace(/\n/g, "; ")}` };
+		const request = parsed.output;
+		if (request.version !== options.version) return { refused: `this server is ${options.version}` };
+		lastCommandAt = performance.now();
+		const [name, ...rest] = request.argv;
+		if (!SERVED_COMMANDS.has(name!)) return { refused: `this server does not run ${name}` };
+		const command = (await loadCommand(name!))!;
+		const output: [1 | 2, string][] = [];
+		const client: Invocation = {
+			cwd: request.cwd,
+			env: request.env,
+			connect: (path) => (path === options.indexPath ? index.get() : openIndex(path, { oneShot: true })),
+			release: (db) => {
+				if (!index.holds(db)) db.close();
+			},
+		};
+		const code = within(
+			client,
+			{ write: (fd, text) => output.push([fd, text]), isTerminal: (fd) => (fd === 1 ? request.terminal.out : request.terminal.err) },
+			() => execute(command, rest),
+		);
+		// The served commands finish synchronously; a promise here would be a command this server must not run.
+		if (typeof code !== "number") throw new PiEventsError("E_INTERNAL", `${name} did not finish synchronously`);
+		served++;
+		return { output, exitCode: code };
+	}
+
+	return {
+		stop() {
+			listener.stop(true);
+			index.close();
+			if (fileIdentity(options.socketPath, lstatSync) === own) removeSocket(options.socketPath);
+		},
+		get served() {
+			return served;
+		},
+		get lastCommandAt() {
+			return lastCommandAt;
+		},
+	};
+}
+
+/** Write what the socket takes now; the rest when it drains; close once all is written. */
+function flush(s: { write(data: Buffer): number; end(): void; data: Connection }): void {
+	const pending = s.data.pending;
+	if (pending === null) return;
+	const written = s.write(pending);
+	if (written >= pending.length) {
+		s.data.pending = null;
+		s.end();
+	} else {
+		s.data.pending = pending.subarray(Math.max(0, written));
+	}
+}
+
+/**
+ * The server's connection to its index, kept open between commands. When the index file is
+ * replaced (deleted and built again), the connection would keep reading the old file: it is
+ * reopened when the file at the path is no longer the one it opened.
+ */
+class KeptConnection {
+	private db: Database | null = null;
+	private identity = "";
+
+	constructor(private readonly path: string) {}
+
+	get(): Database {
+		const now = fileIdentity(this.path);
+		if (this.db !== null && now !== this.identity) this.close();
+		if (this.db === null) {
+			this.db = openIndex(this.path);
+			this.identity = fileIdentity(this.path);
+		}
+		return this.db;
+	}
+
+	holds(db: Database): boolean {
+		return db === this.db;
+	}
+
+	close(): void {
+		this.db?.close();
+		this.db = null;
+	}
+}
+
+function fileIdentity(path: string, stat: (path: string) => { dev: number; ino: number } = statSync): string {
+	try {
+		const st = stat(path);
+		return `${st.dev}:${st.ino}`;
+	} catch {
+		return "";
+	}
+}
+
+/**
+ * A socket file left by a server that stopped without removing it is removed; one where a server
+ * still answers is refused (one server per index); anything that is not a socket is never touched.
+ */
+async function clearStaleSocket(path: string): Promise<void> {
+	let isSocket: boolean;
+	try {
+		isSocket = lstatSync(path).isSocket();
+	} catch {
+		return;
+	}
+	if (!isSocket) throw new PiEventsError("E_USAGE", `cannot listen at ${path}: it exists and is not a socket`);
+	if (await answers(path)) throw new PiEventsError("E_USAGE", `a pi-events server already listens at ${path}`);
+	removeSocket(path);
+}
+
+/** Whether a server accepts connections at `path`. */
+export function answers(path: string): Promise<boolean> {
+	return new Promise((resolve) => {
+		Bun.connect({
+			unix: path,
+			socket: {
+				open(s) {
+					s.end();
+					resolve(true);
+				},
+				data() {},
+				connectError() {
+					resolve(false);
+				},
+				error() {
+					resolve(false);
+				},
+			},
+		}).catch(() => resolve(false));
+	});
+}
+
+function removeSocket(path: string): void {
+	try {
+		if (lstatSync(path).isSocket()) unlinkSync(path);
+	} catch {
+		// Already gone.
+	}
+}

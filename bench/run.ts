@@ -590,6 +590,14 @@ const cliServer = Bun.spawn([bin, "serve", "--socket", "--index", indexPath, "--
 	}
 	reader.releaseLock();
 }
+// A server that has answered a few commands: one pass over the classes first (its code is compiled
+// as it runs, and the first commands of a new server are slower).
+for (const q of classes) {
+	sh([bin, "search", ...scopeArgs(q.roots), "--no-sync", "--json", "--index", indexPath, "--sessions-dir", sessionsDir, ...(q.cli ?? []), q.query], {
+		env: servedEnv,
+		quiet: true,
+	});
+}
 const classResults: ClassResult[] = [];
 for (const q of classes) {
 	const cliArgs = [...(q.cli ?? []), q.query];

@@ -47,6 +47,8 @@ interface Connection {
 	bytes: number;
 	/** The answer's bytes not yet taken by the socket. */
 	pending: Buffer | null;
+	/** One request per connection: anything after its line is ignored. */
+	received: boolean;
 }
 
 export async function listenForCommands(options: CommandServerOptions): Promise<CommandServer> {
@@ -62,10 +64,11 @@ export async function listenForCommands(options: CommandServerOptions): Promise<
 			unix: options.socketPath,
 			socket: {
 				open(s) {
-					s.data = { chunks: [], bytes: 0, pending: null };
+					s.data = { chunks: [], bytes: 0, pending: null, received: false };
 				},
 				data(s, data) {
 					const c = s.data;
+					if (c.received) return;
 					c.chunks.push(Buffer.from(data));
 					c.bytes += data.length;
 					if (c.bytes > MAX_MESSAGE_BYTES) {
@@ -73,7 +76,9 @@ export async function listenForCommands(options: CommandServerOptions): Promise<
 						return;
 					}
 					if (data.indexOf(10) === -1) return;
-					const line = Buffer.concat(c.chunks).toString("utf8");
+					c.received = true;
+					const all = Buffer.concat(c.chunks);
+					const line = all.subarray(0, all.indexOf(10)).toString("utf8");
 					c.chunks = [];
 					void answer(line)
 						.catch((err): CommandAnswer => {

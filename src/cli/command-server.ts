@@ -9,6 +9,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { lstatSync, statSync, unlinkSync } from "node:fs";
+import { isAbsolute } from "node:path";
 import * as v from "valibot";
 import { PiEventsError } from "../errors.ts";
 import { openIndex } from "../store/db.ts";
@@ -19,10 +20,14 @@ import { type Invocation, within } from "./invocation.ts";
 const RequestSchema = v.object({
 	version: v.string(),
 	argv: v.pipe(v.array(v.string()), v.minLength(1), v.maxLength(1000)),
-	cwd: v.pipe(v.string(), v.minLength(1)),
+	// Relative paths in a command resolve against it: it must name one directory, not this server's.
+	cwd: v.pipe(v.string(), v.check(isAbsolute, "cwd must be an absolute path")),
 	env: v.record(v.string(), v.string()),
 	terminal: v.object({ out: v.boolean(), err: v.boolean() }),
 });
+
+/** How long a connection may take to send its request line. */
+const REQUEST_TIMEOUT_SECONDS = 10;
 
 interface CommandServerOptions {
 	socketPath: string;
@@ -65,6 +70,11 @@ export async function listenForCommands(options: CommandServerOptions): Promise<
 			socket: {
 				open(s) {
 					s.data = { chunks: [], bytes: 0, pending: null, received: false };
+					// A client that connects and never sends its request does not keep a connection.
+					s.timeout(REQUEST_TIMEOUT_SECONDS);
+				},
+				timeout(s) {
+					if (!s.data.received) s.end();
 				},
 				data(s, data) {
 					const c = s.data;
@@ -77,6 +87,7 @@ export async function listenForCommands(options: CommandServerOptions): Promise<
 					}
 					if (data.indexOf(10) === -1) return;
 					c.received = true;
+					s.timeout(0);
 					const all = Buffer.concat(c.chunks);
 					const line = all.subarray(0, all.indexOf(10)).toString("utf8");
 					c.chunks = [];

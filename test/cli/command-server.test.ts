@@ -220,6 +220,7 @@ describe("serve --socket", () => {
 		expect(JSON.parse(await ask(request({ version: "0.0.0 (elsewhere, commit other)" })))).toEqual({ refused: expect.stringContaining("this server is") });
 		expect(JSON.parse(await ask("{not json\n"))).toEqual({ refused: "the request is not JSON" });
 		expect(JSON.parse(await ask(`${JSON.stringify({ argv: "search" })}\n`)).refused).toContain("the request is malformed");
+		expect(JSON.parse(await ask(request({ cwd: "relative/dir" }))).refused).toContain("cwd must be an absolute path");
 		// The version the server reports is its own: with it, `index` is still not run for a client.
 		const version = runCli(layout, ["--version"]).stdout.trim();
 		expect(JSON.parse(await ask(request({ version, argv: ["index", "--index", indexPath] })))).toEqual({ refused: "this server does not run index" });
@@ -307,4 +308,25 @@ describe("serve --socket", () => {
 		expect(await new Response(beside.stderr).text()).toContain(`not listening for commands: a pi-events server already listens at ${socketPath}`);
 		expect(await answers(socketPath)).toBe(true);
 	});
+
+	test("a client that connects and never finishes its request is dropped, and does not hold up others", async () => {
+		await startServer();
+		let closedAt = 0;
+		const opened = performance.now();
+		await Bun.connect({
+			unix: socketPath,
+			socket: {
+				open: (s) => void s.write('{"version": "half a request'),
+				data() {},
+				close() {
+					closedAt = performance.now();
+				},
+			},
+		});
+		expect(byServer(cli(["search", "--all", "--json", "ECONNREFUSED"]))).toBe(true);
+		for (let i = 0; i < 100 && closedAt === 0; i++) await Bun.sleep(200);
+		expect(closedAt).toBeGreaterThan(0);
+		// Dropped after about 10 s (the event loop checks timeouts every few seconds).
+		expect(closedAt - opened).toBeGreaterThan(9_000);
+	}, 30_000);
 });

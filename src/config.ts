@@ -39,8 +39,8 @@ interface FileConfig {
 }
 
 /**
- * valibot is loaded only when there is a config file to check: initialising it cost every process
- * about 0.3 ms, among them a client of the resident server, which reads settings only to find it.
+ * valibot is loaded only when there is a config file to check: a process that reads none (most,
+ * and a client of the resident server, which reads settings only to find it) never initialises it.
  */
 function configSchema() {
 	const v: typeof Valibot = require("valibot");

@@ -39,10 +39,8 @@ interface CommandServerOptions {
 }
 
 export interface CommandServer {
-	/** Stop listening and remove the socket. */
+	/** Stop listening, close the index and remove the socket (unless another server replaced it). */
 	stop(): void;
-	/** Commands run so far. */
-	readonly served: number;
 	/** When the last command came in (performance.now()), or when the server started. */
 	readonly lastCommandAt: number;
 }
@@ -59,7 +57,6 @@ interface Connection {
 export async function listenForCommands(options: CommandServerOptions): Promise<CommandServer> {
 	await clearStaleSocket(options.socketPath);
 	const index = new KeptConnection(options.indexPath);
-	let served = 0;
 	let lastCommandAt = performance.now();
 	// Made while only this account may use it: a socket takes its mode from the umask when bound.
 	const umask = process.umask(0o077);
@@ -149,7 +146,6 @@ export async function listenForCommands(options: CommandServerOptions): Promise<
 		);
 		// The served commands finish synchronously; a promise here would be a command this server must not run.
 		if (typeof code !== "number") throw new PiEventsError("E_INTERNAL", `${name} did not finish synchronously`);
-		served++;
 		return { output, exitCode: code };
 	}
 
@@ -158,9 +154,6 @@ export async function listenForCommands(options: CommandServerOptions): Promise<
 			listener.stop(true);
 			index.close();
 			if (fileIdentity(options.socketPath, lstatSync) === own) removeSocket(options.socketPath);
-		},
-		get served() {
-			return served;
 		},
 		get lastCommandAt() {
 			return lastCommandAt;

@@ -329,4 +329,38 @@ describe("serve --socket", () => {
 		// Dropped after about 10 s (the event loop checks timeouts every few seconds).
 		expect(closedAt - opened).toBeGreaterThan(9_000);
 	}, 30_000);
+
+	test("a request over 8 MiB and bytes that are not JSON get no command run; the server goes on answering", async () => {
+		await startServer();
+		const send = (payload: Uint8Array) =>
+			new Promise<string>((resolve) => {
+				const chunks: Buffer[] = [];
+				let offset = 0;
+				const push = (s: { write(d: Uint8Array): number }) => {
+					while (offset < payload.length) {
+						const n = s.write(payload.subarray(offset, offset + 65536));
+						if (n <= 0) return;
+						offset += n;
+					}
+				};
+				Bun.connect({
+					unix: socketPath,
+					socket: {
+						open: push,
+						drain: push,
+						data: (_s, d) => void chunks.push(Buffer.from(d)),
+						close: () => resolve(Buffer.concat(chunks).toString()),
+						error: () => resolve(Buffer.concat(chunks).toString()),
+					},
+				}).catch(() => resolve(""));
+			});
+		// No newline within 8 MiB: closed without an answer.
+		expect(await send(new Uint8Array(9 * 1024 * 1024).fill(0x61))).toBe("");
+		// Random bytes ending a line: refused as not JSON.
+		const noise = new Uint8Array(4096).map((_, i) => (i * 7919 + 13) % 256 || 1);
+		noise[noise.length - 1] = 10;
+		const refused = await send(noise.map((b, i) => (b === 10 && i < noise.length - 1 ? 32 : b)));
+		expect(JSON.parse(refused)).toEqual({ refused: "the request is not JSON" });
+		expect(byServer(cli(["search", "--all", "--json", "ECONNREFUSED"]))).toBe(true);
+	});
 });

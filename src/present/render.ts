@@ -3,7 +3,7 @@
  * shell (TTY and NO_COLOR), never detected here.
  */
 import type { Freshness } from "../sync/freshness.ts";
-import { FULL_RANK_LIMIT, type Hit, RECENT_MATCHES, type SearchCoverage } from "../query/search.ts";
+import { type Hit, RECENT_MATCHES, type SearchCoverage } from "../query/search.ts";
 import { groupThousands } from "../project/text.ts";
 import type { SessionSummary } from "../query/sessions.ts";
 import type { Highlight } from "../query/snippet.ts";
@@ -99,7 +99,7 @@ export function freshnessLine(f: Freshness, coverage?: SearchCoverage): string {
 		parts.push(
 			coverage.filterOnly
 				? "filters alone match across more history than one search reads: only the most recently active sessions were read; narrow the filters (a time range, a session) or add a term"
-				: `very common terms (more than ${groupThousands(FULL_RANK_LIMIT)} matches): showing the best of the newest ${groupThousands(RECENT_MATCHES)}; add terms or filters to rank them all`,
+				: `very common terms: showing the best of the newest ${groupThousands(RECENT_MATCHES)} matches at most; add a rarer term, a time range or a session to rank them all`,
 		);
 	}
 	if (coverage?.truncated) {
@@ -128,6 +128,10 @@ export function noHitsHint(coverage: SearchCoverage, forms: { exact: boolean; ex
 		case "together":
 			return "every term occurs in your scope, but never all in one part of an event (a message, a tool call and its result are separate): try fewer terms";
 		case "filters":
+			// Very common words were looked for in the newest sessions only (coverage mode "recent").
+			if (coverage.mode === "recent") {
+				return "the query's words are very common, so only the newest sessions were searched, and there the filters leave nothing: add a rarer word, or loosen the filters";
+			}
 			return "the query matches in your scope, but the filters leave nothing: loosen them (kind, role, tool, time, error, branch, selection, file)";
 		case "derived":
 			return `only pi-events' own echoes match (earlier searches and reads): ${forms.derivedFlag} shows them`;

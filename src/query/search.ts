@@ -215,7 +215,7 @@ function searchWith(db: Database, request: SearchRequest, files: SourceFiles): S
 	// In a window, the candidates are read at once (one walk of the window, not a count and then a
 	// read); more than RECENT_MATCHES are a common query's, whose first RECENT_MATCHES in index order are
 	// ranked by kind weight, as they would be without the window.
-	const windowed = onlyCommonTerms(scoped, parsed, bounds.commonTermFragments) ? searchWindow(scoped, parsed, bounds, sort, limit) : null;
+	const windowed = onlyCommonTerms(scoped, parsed, bounds.commonTermFragments, request.filters) ? searchWindow(scoped, parsed, bounds, sort, limit) : null;
 	const range = windowed?.range ?? null;
 	const inWindow = windowed?.rows ?? null;
 	const fullRankLimit = bounds.fullRankLimit ?? FULL_RANK_LIMIT;
@@ -301,10 +301,11 @@ function nothingInScope(parsed: ParsedQuery, started: number): SearchResult {
  * may walk every fragment holding the words. Capped in-scope counts, one per word, each stopping
  * at `common` + 1.
  */
-function onlyCommonTerms(scoped: ScopedSearch, parsed: ParsedQuery, common: number): boolean {
-	// One word (in each alternative) is one posting list: the capped count stops early whatever it holds.
+function onlyCommonTerms(scoped: ScopedSearch, parsed: ParsedQuery, common: number, filters: SearchFilters): boolean {
+	// One word (in each alternative) is one posting list: the capped count stops early whatever it
+	// holds, unless a filter checked on each match (not in the full-text index) passes few of them.
 	const severalWords = parsed.terms.length > 1 || parsed.terms.some((t) => t.alternatives.some((a) => alternativeTokens(a).length > 1));
-	if (!severalWords) return false;
+	if (!severalWords && !categoricalOnly(filters)) return false;
 	// The gate counts each token once per search (termOccurrences reuses the counts).
 	const count = (token: string) => scoped.tokenCount(token, common + 1);
 	return parsed.terms.every((term) => {
@@ -318,6 +319,27 @@ function onlyCommonTerms(scoped: ScopedSearch, parsed: ParsedQuery, common: numb
 		}
 		return false;
 	});
+}
+
+/**
+ * Whether the request's filters are all of the kind checked on each matching fragment whatever
+ * its place in the history (kind, role, tool, event type, error, branch, selection), with at least
+ * one: a common word so filtered is searched in a window of the newest sessions, as a phrase of
+ * common words is (at 5 GB, `error --kind bash.command` walked all of the word's matches: 330 ms).
+ * Not with a time, session, cwd or file filter: those ask for a part of the history that the
+ * newest sessions may not hold, so those requests keep every match.
+ */
+function categoricalOnly(f: SearchFilters): boolean {
+	if (f.sinceMs !== undefined || f.untilMs !== undefined || f.sessionIds?.length || f.files?.length || f.cwdPrefix !== undefined) return false;
+	return (
+		!!f.kinds?.length ||
+		!!f.roles?.length ||
+		!!f.tools?.length ||
+		!!f.eventTypes?.length ||
+		f.isError !== undefined ||
+		!!f.branchStates?.length ||
+		!!f.selectionStates?.length
+	);
 }
 
 /**
@@ -486,6 +508,8 @@ function explainEmpty(
 	const range = window ?? undefined;
 	if (!scoped.cutoffApplies && counted > 0) return { emptyBecause: "filters", unmatchedTerms: [] };
 	if (scoped.cutoffApplies && scoped.occurs(parsed.match, { range })) return { emptyBecause: "filters", unmatchedTerms: [] };
+	// In a window, the query matching there is enough: what left nothing is the filters.
+	if (window !== null && scoped.occurs(parsed.match, { range })) return { emptyBecause: "filters", unmatchedTerms: [] };
 	if (scoped.excludesDerived && scoped.occurs(parsed.match, { includeDerived: true, range })) return { emptyBecause: "derived", unmatchedTerms: [] };
 	const unmatched = parsed.terms.filter((t) => !scoped.occurs(t.alternatives.join(" OR "), { range })).map((t) => t.text);
 	return unmatched.length > 0 ? { emptyBecause: "terms", unmatchedTerms: unmatched } : { emptyBecause: "together", unmatchedTerms: [] };

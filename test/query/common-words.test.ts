@@ -7,7 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { RECENT_MATCHES, type SearchBounds, search } from "../../src/query/search.ts";
+import { RECENT_MATCHES, type SearchBounds, type SearchFilters, search } from "../../src/query/search.ts";
+import { noHitsHint } from "../../src/present/render.ts";
 import type { Scope } from "../../src/auth/scope.ts";
 import { cleanupTempDirs, makeTempDir } from "../helpers/temp.ts";
 import { buildIndex, ids, type TestIndex, UNSCOPED, userEntry, writeSession } from "./helpers.ts";
@@ -71,10 +72,14 @@ afterAll(() => {
 	cleanupTempDirs();
 });
 
-const find = (db: TestIndex["db"], query: string, opts: { scope?: Scope; sort?: "newest" | "oldest"; bounds?: Partial<SearchBounds> | null } = {}) =>
+const find = (
+	db: TestIndex["db"],
+	query: string,
+	opts: { scope?: Scope; sort?: "newest" | "oldest"; bounds?: Partial<SearchBounds> | null; filters?: SearchFilters } = {},
+) =>
 	search(db, {
 		query,
-		filters: {},
+		filters: opts.filters ?? {},
 		limit: 20,
 		scope: opts.scope ?? UNSCOPED,
 		sort: opts.sort,
@@ -194,5 +199,52 @@ describe("a query of common words only", () => {
 				expect({ ...forwards, elapsedMs: 0 }).toEqual({ ...backwards, elapsedMs: 0 });
 			}
 		}
+	});
+});
+
+describe("a common word with a filter checked on each match", () => {
+	const sessionOf = (hitId: string) => hitId.split("/")[0]!;
+	const newestSessions = (n: number) => Array.from({ length: n }, (_, i) => sid("aaaa", SESSIONS - 1 - i));
+
+	test("a kind, role or error filter: searched in the newest window only, and says so", () => {
+		// Every fragment is a user's text: the role filter passes them all, so the window's first
+		// sessions already hold enough, and only the newest sessions answer.
+		const byRole = find(onlyA.db, "alpha", { filters: { roles: ["user"] } });
+		expect(byRole.coverage.mode).toBe("recent");
+		expect(byRole.coverage.matchesExact).toBe(false);
+		expect(byRole.hits.length).toBe(20);
+		const windowSessions = new Set(newestSessions(Math.ceil(BOUNDS.windowFragments / PER_SESSION) + 1));
+		for (const h of ids(byRole)) expect(windowSessions.has(sessionOf(h))).toBe(true);
+		// Without bounds (a small index) the same request walks every match: all 1,200 counted.
+		const full = find(onlyA.db, "alpha", { filters: { roles: ["user"] }, bounds: null });
+		expect(full.coverage.mode).toBe("full");
+		expect(full.coverage.estimatedMatches).toBe(SESSIONS * PER_SESSION);
+	});
+
+	test("a filter that leaves nothing in the window: empty, explained as the filters', in the newest sessions", () => {
+		const r = find(onlyA.db, "alpha", { filters: { kinds: ["assistant.text"] } });
+		expect(r.hits).toEqual([]);
+		expect(r.coverage.mode).toBe("recent");
+		expect(r.coverage.emptyBecause).toBe("filters");
+		const hint = noHitsHint(r.coverage, { exact: false, exactFlag: "--exact", derivedFlag: "--include-derived" });
+		expect(hint).toContain("only the newest sessions were searched");
+	});
+
+	test("with a time, session or cwd filter every match is kept: those ask for a part of the history", () => {
+		const oldest = sid("aaaa", 0);
+		const cases: SearchFilters[] = [
+			{ roles: ["user"], untilMs: Date.parse(at(0, PER_SESSION)) },
+			{ roles: ["user"], sessionIds: [oldest] },
+			{ roles: ["user"], cwdPrefix: A },
+		];
+		for (const filters of cases) {
+			const r = find(onlyA.db, "alpha", { filters, sort: "newest" });
+			expect(r.coverage.mode).toBe("full");
+			expect(r.coverage.matchesExact).toBe(true);
+		}
+		// The oldest session's matches are found although the newest window does not hold it.
+		const old = find(onlyA.db, "alpha", { filters: { roles: ["user"], sessionIds: [oldest] } });
+		expect(old.hits.length).toBe(20);
+		for (const h of ids(old)) expect(sessionOf(h)).toBe(oldest);
 	});
 });

@@ -62,6 +62,7 @@ import {
 	rankFragments,
 	type RowidRange,
 	sessionWindow,
+	activeSessionSpans,
 	type SqlFilters,
 	termOccurrences,
 } from "../store/search.ts";
@@ -469,6 +470,15 @@ export class ScopedSearch {
 	 */
 	window(fragments: number, order: "newest" | "oldest"): RowidRange | null {
 		return sessionWindow(this.db, sessionRuleSql(this.ruleWithoutCurrent()), fragments, order);
+	}
+
+	/**
+	 * The fragment key spans of the admitted sessions active at or after `sinceMs` (the targeted
+	 * current session included: its part before the cutoff is in scope, and the plan keeps the
+	 * rest out); null when there are more than `cap`.
+	 */
+	activeSince(sinceMs: number, cap: number): RowidRange[] | null {
+		return activeSessionSpans(this.db, sessionRuleSql(this.plan.rule), sinceMs, cap);
 	}
 
 	/** Whether the user's terms alone match at most `limit` fragments (then the scope may go in SQL). */

@@ -43,6 +43,11 @@ export const FULL_RANK_LIMIT = 4_000;
  * and beyond a few hundred, more of them change little in a top ten chosen by kind and evidence.
  */
 export const RECENT_MATCHES = 500;
+/**
+ * A very common query with --since searches the sessions active since then one by one when they
+ * are at most this many (each is one short walk of the postings in its span).
+ */
+const SINCE_SESSIONS = 100;
 /** Up to this many matches of the unscoped terms, rank them unscoped and filter the scope in SQL. */
 const UNSCOPED_RANK_LIMIT = 8_000;
 /**
@@ -221,7 +226,17 @@ function searchWith(db: Database, request: SearchRequest, files: SourceFiles): S
 	const fullRankLimit = bounds.fullRankLimit ?? FULL_RANK_LIMIT;
 	const counted = inWindow?.length ?? scoped.count(fullRankLimit + 1);
 	const complete = counted <= fullRankLimit;
-	const { ranked, mode, rankedShare } = inWindow === null ? rankCandidates(scoped, parsed, complete, sort, bounds) : rankWindow(scoped, parsed, inWindow);
+	// More matches than are ranked in full, and --since: only the sessions active since then can
+	// hold one. When they are few, each is searched on its own, and every match is found at a cost
+	// bounded by those sessions (the path below walks the matches until the filters pass enough).
+	const sinceSpans =
+		inWindow === null && !complete && request.filters.sinceMs !== undefined ? scoped.activeSince(request.filters.sinceMs, SINCE_SESSIONS) : null;
+	const { ranked, mode, rankedShare } =
+		inWindow !== null
+			? rankWindow(scoped, parsed, inWindow)
+			: sinceSpans !== null
+				? rankSince(scoped, parsed, sinceSpans, sort, fullRankLimit)
+				: rankCandidates(scoped, parsed, complete, sort, bounds);
 
 	// Signals BM25 cannot see (conversational evidence, proximity), from the top candidates' source text.
 	const forms = new WordForms();
@@ -410,6 +425,28 @@ function rankWindow(
 	if (inWindow.length > RECENT_MATCHES) return { ranked: inWindow.slice(0, RECENT_MATCHES), mode: "recent", rankedShare: null };
 	scoreAll(scoped, parsed, inWindow);
 	return { ranked: inWindow, mode: "recent", rankedShare: null };
+}
+
+/**
+ * The matches in these sessions' spans (those active since a --since time: every match the filters
+ * allow is among them): all scored when they are at most `fullRankLimit` (the answer is then
+ * complete), else the newest (sorting oldest first, the oldest) RECENT_MATCHES by kind weight, as
+ * any very common query is ranked.
+ */
+function rankSince(
+	scoped: ScopedSearch,
+	parsed: ParsedQuery,
+	spans: RowidRange[],
+	sort: SortOrder,
+	fullRankLimit: number,
+): { ranked: RankedRow[]; mode: SearchCoverage["mode"]; rankedShare: number | null } {
+	const rows = spans.flatMap((range) => scoped.rank(Number.MAX_SAFE_INTEGER, { order: "oldest", withTime: true, range }));
+	if (rows.length <= fullRankLimit) {
+		scoreAll(scoped, parsed, rows);
+		return { ranked: rows, mode: "full", rankedShare: 1 };
+	}
+	rows.sort(sort === "oldest" ? (a, b) => a.frag_key - b.frag_key : (a, b) => b.frag_key - a.frag_key);
+	return { ranked: rows.slice(0, RECENT_MATCHES), mode: "recent", rankedShare: null };
 }
 
 /** Score every candidate from its own term counts and length (answer-score.ts), in place. */

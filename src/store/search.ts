@@ -369,6 +369,18 @@ export function countMatches(db: Database, match: string, cap: number, range?: R
 }
 
 /**
+ * The fragment key spans of the sessions the condition admits whose newest event is at or after
+ * `sinceMs` (only they can hold a fragment that recent: a session's last_ts_ms is its newest
+ * event's time), most recently active first; null when there are more than `cap`.
+ */
+export function activeSessionSpans(db: Database, where: { sql: string; params: SQLQueryBindings[] }, sinceMs: number, cap: number): RowidRange[] | null {
+	const keys = db
+		.query(`SELECT s.session_key FROM sessions s WHERE ${where.sql} AND s.last_ts_ms >= ? ORDER BY s.last_ts_ms DESC LIMIT ?`)
+		.values(...where.params, sinceMs, cap + 1) as [number][];
+	return keys.length > cap ? null : keys.map(([key]) => fragmentKeySpan(key));
+}
+
+/**
  * The rowid range of the newest (or oldest) `fragments` fragments of the admitted sessions, in
  * index order, cut at an event boundary: whole sessions, then, from the session that reaches the
  * count, its newest (oldest) fragments up to the start (end) of the event the count ends in (a

@@ -248,3 +248,31 @@ describe("a common word with a filter checked on each match", () => {
 		for (const h of ids(old)) expect(sessionOf(h)).toBe(oldest);
 	});
 });
+
+describe("a very common word with --since", () => {
+	const since = Date.parse(at(SESSIONS - 3, 0));
+	const many: Partial<SearchBounds> = { ...BOUNDS, fullRankLimit: 100 };
+	const unlimited: Partial<SearchBounds> = { ...BOUNDS, fullRankLimit: 100_000 };
+
+	test("only the sessions active since then are searched, and the answer is the complete ranking", () => {
+		// 1,200 matches: more than fullRankLimit, so without the sessions' spans only the newest
+		// would be taken by kind weight; the three newest sessions hold all 90 that pass.
+		const r = find(onlyA.db, "alpha", { filters: { sinceMs: since }, bounds: many });
+		const complete = find(onlyA.db, "alpha", { filters: { sinceMs: since }, bounds: unlimited });
+		expect(complete.coverage.mode).toBe("full");
+		expect(r.coverage).toEqual(complete.coverage);
+		expect(r.coverage.estimatedMatches).toBe(3 * PER_SESSION);
+		expect(r.coverage.matchesExact).toBe(true);
+		expect(r.hits).toEqual(complete.hits);
+		for (const h of ids(r)) expect(newestThree.has(h.split("/")[0]!)).toBe(true);
+	});
+
+	test("a time after every session: nothing to search, explained as the filters'", () => {
+		const r = find(onlyA.db, "alpha", { filters: { sinceMs: Date.parse("2030-01-01T00:00:00Z") }, bounds: many });
+		expect(r.hits).toEqual([]);
+		expect(r.coverage.mode).toBe("full");
+		expect(r.coverage.emptyBecause).toBe("filters");
+	});
+
+	const newestThree = new Set([sid("aaaa", SESSIONS - 1), sid("aaaa", SESSIONS - 2), sid("aaaa", SESSIONS - 3)]);
+});

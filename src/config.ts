@@ -39,16 +39,20 @@ interface FileConfig {
 }
 
 /**
- * valibot is loaded only when there is a config file to check: a process that reads none (most,
- * and a client of the resident server, which reads settings only to find it) never initialises it.
+ * The config file's schema, with valibot, loaded only when there is a config file to check: a
+ * process that reads none (most, and a client of the resident server, which reads settings only
+ * to find it) never initialises it.
  */
 function configSchema() {
 	const v: typeof Valibot = require("valibot");
-	return v.strictObject({
-		sessionDirs: v.optional(v.array(v.pipe(v.string(), v.minLength(1)))),
-		root: v.optional(v.pipe(v.string(), v.minLength(1))),
-		index: v.optional(v.pipe(v.string(), v.minLength(1))),
-	});
+	return {
+		v,
+		schema: v.strictObject({
+			sessionDirs: v.optional(v.array(v.pipe(v.string(), v.minLength(1)))),
+			root: v.optional(v.pipe(v.string(), v.minLength(1))),
+			index: v.optional(v.pipe(v.string(), v.minLength(1))),
+		}),
+	};
 }
 
 /**
@@ -143,8 +147,8 @@ function readConfig(path: string, explicit: boolean): { value: FileConfig | null
 	} catch (err) {
 		throw new PiEventsError("E_CONFIG", `config file ${path} is not valid JSON: ${err instanceof Error ? err.message : err}`);
 	}
-	const v: typeof Valibot = require("valibot");
-	const parsed = v.safeParse(configSchema(), raw);
+	const { v, schema } = configSchema();
+	const parsed = v.safeParse(schema, raw);
 	if (!parsed.success) {
 		throw new PiEventsError("E_CONFIG", `config file ${path} is invalid: ${v.summarize(parsed.issues).replace(/\n/g, "; ")}`);
 	}

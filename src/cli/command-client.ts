@@ -27,13 +27,12 @@ export async function runOnServer(argv: string[]): Promise<number | null> {
 	if (mode === "off" || !SERVED_COMMANDS.has(argv[0]!)) return null;
 	const found = serverSocket(argv);
 	if (found === null) return null;
-	const { socket, indexPath } = found;
-	if (!socket.present) {
-		if (mode === "auto") startServer(indexPath);
+	if (!found.present) {
+		if (mode === "auto") startServer(found.indexPath);
 		return null;
 	}
-	const answer = await askAt(socket.path, argv);
-	if (answer === null && mode === "auto") startServer(indexPath);
+	const answer = await askAt(found.socketPath, argv);
+	if (answer === null && mode === "auto") startServer(found.indexPath);
 	return answer;
 }
 
@@ -60,20 +59,20 @@ async function askAt(socket: string, argv: string[]): Promise<number | null> {
  * there that is not this account's own socket: a request holds the environment, and is never
  * handed to another account).
  */
-function serverSocket(argv: string[]): { indexPath: string; socket: { path: string; present: boolean } } | null {
+function serverSocket(argv: string[]): { indexPath: string; socketPath: string; present: boolean } | null {
 	let indexPath: string;
 	try {
 		indexPath = indexPathOf({ indexPath: lastFlagValue(argv, "--index"), cwd: process.cwd(), env: process.env });
 	} catch {
 		return null;
 	}
-	const path = socketPathFor(indexPath);
-	if (path === null) return null;
+	const socketPath = socketPathFor(indexPath);
+	if (socketPath === null) return null;
 	try {
-		const st = lstatSync(path);
-		return st.isSocket() && st.uid === process.getuid?.() ? { indexPath, socket: { path, present: true } } : null;
+		const st = lstatSync(socketPath);
+		return st.isSocket() && st.uid === process.getuid?.() ? { indexPath, socketPath, present: true } : null;
 	} catch {
-		return { indexPath, socket: { path, present: false } };
+		return { indexPath, socketPath, present: false };
 	}
 }
 

@@ -4,7 +4,8 @@
  * server, both JSON, then the server closes the connection.
  *
  * The server listens beside the index it keeps open (`<index>.sock`): a client finds it from the
- * same settings that name the index, and a server never answers for another index's clients.
+ * same settings that name the index. (A request naming another index is still run, through a
+ * connection opened for it alone.)
  */
 
 /** The commands a server runs for a client: those that read the index (and sync it first). */

@@ -42,6 +42,7 @@ interface CommandServerOptions {
 export interface CommandServer {
 	/** Stop listening, close the index and remove the socket (unless another server replaced it). */
 	stop(): void;
+	readonly socketPath: string;
 	/** When the last command came in (performance.now()), or when the server started. */
 	readonly lastCommandAt: number;
 }
@@ -159,6 +160,7 @@ export async function listenForCommands(options: CommandServerOptions): Promise<
 			index.close();
 			if (fileIdentity(options.socketPath, lstatSync) === own) removeSocket(options.socketPath);
 		},
+		socketPath: options.socketPath,
 		get lastCommandAt() {
 			return lastCommandAt;
 		},

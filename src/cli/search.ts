@@ -44,9 +44,10 @@ export const searchCommand = defineCommand({
 			throw new PiEventsError("E_USAGE", `--sort must be one of ${SORT_ORDERS.join(", ")}, got ${JSON.stringify(sort)}`);
 		if (a.group !== undefined && a.group !== "session") throw new PiEventsError("E_USAGE", `--group must be session, got ${JSON.stringify(a.group)}`);
 		const now = Date.now();
-		const scope = scopeFrom(a, settings, invocation().env, invocation().cwd);
+		const { cwd, env } = invocation();
+		const scope = scopeFrom(a, settings, env, cwd);
 		// Relative --file paths resolve against the authorization root (with --all: the one it would be).
-		const root = scope.roots?.[0] ?? resolveRoot(invocation().cwd, a.root ?? settings.configRoot);
+		const root = scope.roots?.[0] ?? resolveRoot(cwd, a.root ?? settings.configRoot);
 		const filters = toSearchFilters(
 			{
 				sessionIds: list(a.session),
@@ -62,7 +63,7 @@ export const searchCommand = defineCommand({
 				selectionStates: list(a.selection),
 				files: collectRepeated(rawArgs, "file"),
 			},
-			invocation().cwd,
+			cwd,
 			now,
 			root,
 		);
@@ -85,7 +86,7 @@ export const searchCommand = defineCommand({
 				// Problems that may hide results are diagnostics: stderr too, not only inside the JSON.
 				for (const p of freshness.problems) writeErr(`pi-events: ${terminalSafe(p)}\n`);
 			} else {
-				const color = isTerminal(1) && !invocation().env.NO_COLOR;
+				const color = isTerminal(1) && !env.NO_COLOR;
 				writeOut(renderHits(result.hits, { color, paths: a.paths === true, root: scope.roots?.[0] ?? null }));
 				if (result.hits.length === 0) {
 					const hint = noHitsHint(result.coverage, { exact: a.exact === true, exactFlag: "--exact", derivedFlag: "--include-derived" });

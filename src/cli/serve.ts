@@ -44,7 +44,7 @@ export const serveCommand = defineCommand({
 		const log = (line: string) => process.stderr.write(`${line}\n`);
 		if (!a.stdio) {
 			const commands = await listenAtIndex(settings.indexPath, log);
-			log(`pi-events serve: ready (index ${settings.indexPath}, socket ${settings.indexPath}.sock)`);
+			log(`pi-events serve: ready (index ${settings.indexPath}, socket ${commands.socketPath})`);
 			await untilStopped(commands, idleExit);
 			return 0;
 		}

@@ -345,7 +345,12 @@ function onlyCommonTerms(scoped: ScopedSearch, parsed: ParsedQuery, common: numb
  * newest sessions may not hold, so those requests keep every match.
  */
 function categoricalOnly(f: SearchFilters): boolean {
-	if (f.sinceMs !== undefined || f.untilMs !== undefined || f.sessionIds?.length || f.files?.length || f.cwdPrefix !== undefined) return false;
+	const asksForPart = f.sinceMs !== undefined || f.untilMs !== undefined || !!f.sessionIds?.length || !!f.files?.length || f.cwdPrefix !== undefined;
+	return !asksForPart && hasCategoricalFilter(f);
+}
+
+/** A filter checked on each matching fragment, whatever its place in the history. */
+function hasCategoricalFilter(f: SearchFilters): boolean {
 	return (
 		!!f.kinds?.length ||
 		!!f.roles?.length ||
@@ -544,9 +549,8 @@ function explainEmpty(
 	// With a window (common terms only), the explanation is about that window, like the answer.
 	const range = window ?? undefined;
 	if (!scoped.cutoffApplies && counted > 0) return { emptyBecause: "filters", unmatchedTerms: [] };
-	if (scoped.cutoffApplies && scoped.occurs(parsed.match, { range })) return { emptyBecause: "filters", unmatchedTerms: [] };
-	// In a window, the query matching there is enough: what left nothing is the filters.
-	if (window !== null && scoped.occurs(parsed.match, { range })) return { emptyBecause: "filters", unmatchedTerms: [] };
+	// With the cutoff, or in a window, the query matching there is enough: what left nothing is the filters.
+	if ((scoped.cutoffApplies || window !== null) && scoped.occurs(parsed.match, { range })) return { emptyBecause: "filters", unmatchedTerms: [] };
 	if (scoped.excludesDerived && scoped.occurs(parsed.match, { includeDerived: true, range })) return { emptyBecause: "derived", unmatchedTerms: [] };
 	const unmatched = parsed.terms.filter((t) => !scoped.occurs(t.alternatives.join(" OR "), { range })).map((t) => t.text);
 	return unmatched.length > 0 ? { emptyBecause: "terms", unmatchedTerms: unmatched } : { emptyBecause: "together", unmatchedTerms: [] };
@@ -784,19 +788,7 @@ const NARROWING_FLAGS = "kind, role, tool, error, branch, selection, file, sessi
 
 /** Whether the filters narrow a search enough to run without terms (a cwd alone does not). */
 function narrows(f: SearchFilters): boolean {
-	return (
-		!!f.kinds?.length ||
-		!!f.roles?.length ||
-		!!f.tools?.length ||
-		f.isError !== undefined ||
-		!!f.branchStates?.length ||
-		!!f.selectionStates?.length ||
-		!!f.files?.length ||
-		!!f.sessionIds?.length ||
-		f.sinceMs !== undefined ||
-		f.untilMs !== undefined ||
-		!!f.eventTypes?.length
-	);
+	return hasCategoricalFilter(f) || !!f.files?.length || !!f.sessionIds?.length || f.sinceMs !== undefined || f.untilMs !== undefined;
 }
 
 /**

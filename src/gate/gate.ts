@@ -16,6 +16,7 @@
  *   const scoped = gate.search(userMatch, filters, { includeDerived });   // null: nothing admitted
  *   scoped.count(cap, range?) / scoped.fewUnscopedMatches(n) / scoped.rank(limit, { order, withTime, scopeInSql, range })
  *   scoped.tokenCount(expr, cap) / scoped.window(fragments, order)   (bounding the cost of common words)
+ *   scoped.activeSince(ms, cap) / scoped.activeBefore(ms, since, progress) / scoped.fileSpans(files, cap)   (admitted sessions' spans)
  *   scoped.hydrate(ranked) / scoped.matchedPerEvent(rows) / scoped.failedCallEvents(keys)
  *   scoped.occurs(expr) (explaining an empty answer; never looks past the cutoff)
  *
@@ -63,6 +64,8 @@ import {
 	type RowidRange,
 	sessionWindow,
 	activeSessionSpans,
+	activeSpansBefore,
+	fileEventSpans,
 	type SqlFilters,
 	termOccurrences,
 } from "../store/search.ts";
@@ -479,6 +482,23 @@ export class ScopedSearch {
 	 */
 	activeSince(sinceMs: number, cap: number): RowidRange[] | null {
 		return activeSessionSpans(this.db, sessionRuleSql(this.plan.rule), sinceMs, cap);
+	}
+
+	/**
+	 * The fragment key spans of the admitted sessions holding an event before `untilMs` (and at or
+	 * after `sinceMs`), newest activity there first, one at a time (the targeted current session
+	 * included, as in activeSince). `progress.scanned` counts the events read to find them.
+	 */
+	*activeBefore(untilMs: number, sinceMs: number | undefined, progress: { scanned: number }): Generator<RowidRange> {
+		yield* activeSpansBefore(this.db, sessionRuleSql(this.plan.rule), untilMs, sinceMs, progress);
+	}
+
+	/**
+	 * The spans of the admitted sessions' fragments of events touching these files (the targeted
+	 * current session included, as in activeSince); null when more than `cap` file rows touch them.
+	 */
+	fileSpans(files: readonly string[], cap: number): RowidRange[] | null {
+		return fileEventSpans(this.db, sessionRuleSql(this.plan.rule), files, cap);
 	}
 
 	/** Whether the user's terms alone match at most `limit` fragments (then the scope may go in SQL). */

@@ -48,6 +48,21 @@ export const RECENT_MATCHES = 500;
  * are at most this many (each is one short walk of the postings in its span).
  */
 const SINCE_SESSIONS = 100;
+/**
+ * A very common query with --until searches the sessions last active before then one by one
+ * (rankUntil), reading at most this many sessions and this many events of the time index to find
+ * its newest matches; past either bound (filters that reject most of them), it walks the matches.
+ */
+const UNTIL_SESSIONS = 200;
+const UNTIL_EVENTS = 50_000;
+/** After this many sessions, one that holds too few matches to reach RECENT_MATCHES within the bound stops early. */
+const UNTIL_TRIAL_SESSIONS = 25;
+/**
+ * A very common query with --file searches the sessions with events touching those files, each
+ * from its first to its last such fragment, when at most this many file rows touch them (a more
+ * common path passes enough of the matches for the walk of them to stop soon).
+ */
+const FILE_ROWS = 5_000;
 /** Up to this many matches of the unscoped terms, rank them unscoped and filter the scope in SQL. */
 const UNSCOPED_RANK_LIMIT = 8_000;
 /**
@@ -102,6 +117,8 @@ export interface SearchBounds {
 	firstWindowFragments?: number;
 	/** Above this many matches, only the newest RECENT_MATCHES are ranked (FULL_RANK_LIMIT). */
 	fullRankLimit?: number;
+	/** How many sessions a very common query with --until reads before it walks the matches instead (UNTIL_SESSIONS). */
+	untilSessions?: number;
 }
 
 const notEmpty = (): Pick<SearchCoverage, "emptyBecause" | "unmatchedTerms"> => ({ emptyBecause: null, unmatchedTerms: [] });
@@ -229,14 +246,26 @@ function searchWith(db: Database, request: SearchRequest, files: SourceFiles): S
 	// More matches than are ranked in full, and --since: only the sessions active since then can
 	// hold one. When they are few, each is searched on its own, and every match is found at a cost
 	// bounded by those sessions (the path below walks the matches until the filters pass enough).
-	const sinceSpans =
-		inWindow === null && !complete && request.filters.sinceMs !== undefined ? scoped.activeSince(request.filters.sinceMs, SINCE_SESSIONS) : null;
+	// Likewise --file: only the sessions with events touching those files, when those events are few.
+	const fileFilter = request.filters.files;
+	const spans =
+		inWindow === null && !complete
+			? ((request.filters.sinceMs !== undefined ? scoped.activeSince(request.filters.sinceMs, SINCE_SESSIONS) : null) ??
+				(fileFilter?.length ? scoped.fileSpans(fileFilter, FILE_ROWS) : null))
+			: null;
+	// The same with --until (or a --since that too many sessions are active since): the newest
+	// matches before then are in the sessions last active before then, found from the time index.
+	const untilMs = request.filters.untilMs;
+	const beforeUntil =
+		inWindow === null && !complete && spans === null && untilMs !== undefined && sort !== "oldest"
+			? rankUntil(scoped, parsed, untilMs, request.filters.sinceMs, fullRankLimit, bounds.untilSessions ?? UNTIL_SESSIONS)
+			: null;
 	const { ranked, mode, rankedShare } =
 		inWindow !== null
 			? rankWindow(scoped, parsed, inWindow)
-			: sinceSpans !== null
-				? rankSince(scoped, parsed, sinceSpans, sort, fullRankLimit)
-				: rankCandidates(scoped, parsed, complete, sort, bounds);
+			: spans !== null
+				? rankSpans(scoped, parsed, spans, sort, fullRankLimit)
+				: (beforeUntil ?? rankCandidates(scoped, parsed, complete, sort, bounds));
 
 	// Signals BM25 cannot see (conversational evidence, proximity), from the top candidates' source text.
 	const forms = new WordForms();
@@ -433,12 +462,12 @@ function rankWindow(
 }
 
 /**
- * The matches in these sessions' spans (those active since a --since time: every match the filters
- * allow is among them): all scored when they are at most `fullRankLimit` (the answer is then
+ * The matches in these sessions' spans (those active since a --since time, or those of the events
+ * touching a --file path: every match the filters allow is among them): all scored when they are at most `fullRankLimit` (the answer is then
  * complete), else the newest (sorting oldest first, the oldest) RECENT_MATCHES by kind weight, as
  * any very common query is ranked.
  */
-function rankSince(
+function rankSpans(
 	scoped: ScopedSearch,
 	parsed: ParsedQuery,
 	spans: RowidRange[],
@@ -451,6 +480,45 @@ function rankSince(
 		return { ranked: rows, mode: "full", rankedShare: 1 };
 	}
 	rows.sort(sort === "oldest" ? (a, b) => a.frag_key - b.frag_key : (a, b) => b.frag_key - a.frag_key);
+	return { ranked: rows.slice(0, RECENT_MATCHES), mode: "recent", rankedShare: null };
+}
+
+/**
+ * The matches of a very common query with --until, from the sessions whose newest activity before
+ * then is newest, one session at a time, until RECENT_MATCHES of them are found: those, newest
+ * first, by kind weight (mode "recent", as any very common query is ranked). When the time range
+ * runs out first, every match was found: all scored, mode "full". Null when `maxSessions`
+ * sessions or UNTIL_EVENTS events of the time index were read before that, or when the matches
+ * found so far say it would be (filters that reject most matches): the caller walks the matches
+ * instead.
+ */
+function rankUntil(
+	scoped: ScopedSearch,
+	parsed: ParsedQuery,
+	untilMs: number,
+	sinceMs: number | undefined,
+	fullRankLimit: number,
+	maxSessions: number,
+): { ranked: RankedRow[]; mode: SearchCoverage["mode"]; rankedShare: number | null } | null {
+	const progress = { scanned: 0 };
+	const rows: RankedRow[] = [];
+	let sessions = 0;
+	let enough = false;
+	for (const range of scoped.activeBefore(untilMs, sinceMs, progress)) {
+		for (const row of scoped.rank(Number.MAX_SAFE_INTEGER, { order: "oldest", withTime: true, range })) rows.push(row);
+		if (rows.length >= RECENT_MATCHES) {
+			enough = true;
+			break;
+		}
+		if (++sessions >= maxSessions || progress.scanned >= UNTIL_EVENTS) return null;
+		// At this rate the bound comes first: walk the matches now rather than after reading up to it.
+		if (sessions >= UNTIL_TRIAL_SESSIONS && rows.length * maxSessions < RECENT_MATCHES * sessions) return null;
+	}
+	if (!enough && rows.length <= fullRankLimit) {
+		scoreAll(scoped, parsed, rows);
+		return { ranked: rows, mode: "full", rankedShare: 1 };
+	}
+	rows.sort((a, b) => (b.ts_ms ?? 0) - (a.ts_ms ?? 0) || b.frag_key - a.frag_key);
 	return { ranked: rows.slice(0, RECENT_MATCHES), mode: "recent", rankedShare: null };
 }
 

@@ -381,6 +381,56 @@ export function activeSessionSpans(db: Database, where: { sql: string; params: S
 }
 
 /**
+ * For each session the condition admits that has events touching one of `files` (the path, or a
+ * path under it, as the --file filter has it), the rowid span from its first to its last fragment
+ * of such an event: every fragment the filter passes lies in one. Null when more than `cap` file
+ * rows touch them (then the filter is not selective, and walking the matches finds enough soon).
+ */
+export function fileEventSpans(db: Database, where: { sql: string; params: SQLQueryBindings[] }, files: readonly string[], cap: number): RowidRange[] | null {
+	// The same paths as filterSql's `ef.path = ? OR instr(ef.path, ?) = 1`, as ranges of the path index.
+	const paths = files.map(() => "ef.path = ? OR (ef.path >= ? AND ef.path < ?)").join(" OR ");
+	const params = files.flatMap((p) => {
+		const dir = p.replace(/\/+$/, "");
+		return [p, `${dir}/`, `${dir}0`]; // "0" follows "/": every path under dir sorts between them
+	});
+	const touching = db.query(`SELECT count(*) AS n FROM (SELECT 1 FROM event_files ef WHERE ${paths} LIMIT ?)`).get(...params, cap + 1) as { n: number };
+	if (touching.n > cap) return null;
+	const spans = db
+		.query(
+			`SELECT min(f.frag_key) AS from_key, max(f.frag_key) AS to_key FROM event_files ef
+			 JOIN fragments f ON f.event_key = ef.event_key JOIN sessions s ON s.session_key = f.session_key
+			 WHERE (${paths}) AND ${where.sql} GROUP BY f.session_key`,
+		)
+		.all(...params, ...where.params) as { from_key: number; to_key: number }[];
+	return spans.map((r) => ({ from: r.from_key, to: r.to_key }));
+}
+
+/**
+ * The fragment key spans of the sessions the condition admits that hold an event before `untilMs`
+ * (and at or after `sinceMs`, when given), the one whose newest such event is newest first: read
+ * from the events' time index, one session at a time as the caller asks for more. `scanned` counts the events read
+ * (the caller bounds the walk with it); it stops once every event in the time range was read.
+ */
+export function* activeSpansBefore(
+	db: Database,
+	where: { sql: string; params: SQLQueryBindings[] },
+	untilMs: number,
+	sinceMs: number | undefined,
+	progress: { scanned: number },
+): Generator<RowidRange> {
+	const seen = new Set<number>();
+	const admitted = db.query(`SELECT 1 AS x FROM sessions s WHERE s.session_key = ? AND ${where.sql}`);
+	const events = db.query(`SELECT session_key FROM events WHERE ts_ms < ?${sinceMs === undefined ? "" : " AND ts_ms >= ?"} ORDER BY ts_ms DESC`);
+	const params: SQLQueryBindings[] = sinceMs === undefined ? [untilMs] : [untilMs, sinceMs];
+	for (const row of events.iterate(...params) as IterableIterator<{ session_key: number }>) {
+		progress.scanned++;
+		if (seen.has(row.session_key)) continue;
+		seen.add(row.session_key);
+		if (admitted.get(row.session_key, ...where.params) !== null) yield fragmentKeySpan(row.session_key);
+	}
+}
+
+/**
  * The rowid range of the newest (or oldest) `fragments` fragments of the admitted sessions, in
  * index order, cut at an event boundary: whole sessions, then, from the session that reaches the
  * count, its newest (oldest) fragments up to the start (end) of the event the count ends in (a

@@ -11,7 +11,7 @@ import { RECENT_MATCHES, type SearchBounds, type SearchFilters, search } from ".
 import { noHitsHint } from "../../src/present/render.ts";
 import type { Scope } from "../../src/auth/scope.ts";
 import { cleanupTempDirs, makeTempDir } from "../helpers/temp.ts";
-import { buildIndex, ids, type TestIndex, UNSCOPED, userEntry, writeSession } from "./helpers.ts";
+import { assistantEntry, buildIndex, ids, type TestIndex, toolResultEntry, UNSCOPED, userEntry, writeSession } from "./helpers.ts";
 
 const A = "/work/demo/common-a";
 const B = "/work/demo/common-b";
@@ -275,4 +275,105 @@ describe("a very common word with --since", () => {
 	});
 
 	const newestThree = new Set([sid("aaaa", SESSIONS - 1), sid("aaaa", SESSIONS - 2), sid("aaaa", SESSIONS - 3)]);
+});
+
+describe("a very common word with --until", () => {
+	const many: Partial<SearchBounds> = { ...BOUNDS, fullRankLimit: 100 };
+	const unlimited: Partial<SearchBounds> = { ...BOUNDS, fullRankLimit: 100_000 };
+	const sessionOfHit = (h: string) => h.split("/")[0]!;
+
+	test("the sessions last active before then run out first: every match found, the complete ranking", () => {
+		// 1,200 matches (more than fullRankLimit); the three oldest sessions hold the 90 before then.
+		const until = Date.parse(at(3, 0));
+		const r = find(onlyA.db, "alpha", { filters: { untilMs: until }, bounds: many });
+		const complete = find(onlyA.db, "alpha", { filters: { untilMs: until }, bounds: unlimited });
+		expect(complete.coverage.mode).toBe("full");
+		expect(r.coverage).toEqual(complete.coverage);
+		expect(r.coverage.estimatedMatches).toBe(3 * PER_SESSION);
+		expect(r.hits).toEqual(complete.hits);
+		const oldestThree = new Set([0, 1, 2].map((s) => sid("aaaa", s)));
+		for (const h of ids(r)) expect(oldestThree.has(sessionOfHit(h))).toBe(true);
+	});
+
+	test("more than RECENT_MATCHES before then: the newest of them, all before then, from the sessions last active before then", () => {
+		const until = Date.parse(at(30, 0));
+		const r = find(onlyA.db, "alpha", { filters: { untilMs: until }, bounds: many, sort: "newest" });
+		expect(r.coverage.mode).toBe("recent");
+		expect(r.coverage.estimatedMatches).toBe(RECENT_MATCHES);
+		// Sessions 29 down to 13 hold the newest 510 matches before then; the newest first is session 29's last entry.
+		expect(r.hits[0]!.timestamp).toBe(at(29, PER_SESSION - 1));
+		for (const h of r.hits) expect(Date.parse(h.timestamp!)).toBeLessThan(until);
+		const newest = new Set(Array.from({ length: 17 }, (_, i) => sid("aaaa", 29 - i)));
+		for (const h of ids(r)) expect(newest.has(sessionOfHit(h))).toBe(true);
+	});
+
+	test("only sessions in scope are read: another workspace's sessions, interleaved in time, change nothing", () => {
+		const until = Date.parse(at(30, 0));
+		const r = find(both.db, "alpha", { filters: { untilMs: until }, bounds: many, scope: inA, sort: "newest" });
+		const alone = find(onlyA.db, "alpha", { filters: { untilMs: until }, bounds: many, scope: inA, sort: "newest" });
+		expect(r.coverage.mode).toBe("recent");
+		expect(ids(r)).toEqual(ids(alone));
+		for (const h of ids(r)) expect(sessionOfHit(h).startsWith("0000aaaa")).toBe(true);
+	});
+
+	test("past the bound of sessions read, the matches are walked as before: the answer is still complete", () => {
+		const until = Date.parse(at(1, 0));
+		const r = find(onlyA.db, "alpha", { filters: { untilMs: until }, bounds: { ...many, untilSessions: 1 } });
+		expect(r.coverage.mode).toBe("full");
+		expect(r.coverage.estimatedMatches).toBe(PER_SESSION);
+		expect(r.hits.length).toBe(20);
+		for (const h of ids(r)) expect(sessionOfHit(h)).toBe(sid("aaaa", 0));
+	});
+});
+
+describe("a very common word with --file", () => {
+	const TOUCHED = [6, 21];
+	let index: TestIndex;
+	beforeAll(() => {
+		const dir = join(makeTempDir("pi-events-common-file-"), "sessions");
+		for (let s = 0; s < SESSIONS; s++) {
+			const entries = [];
+			let parent: string | null = null;
+			for (let i = 0; i < PER_SESSION; i++) {
+				entries.push(userEntry(`f${s}x${i}`, parent, at(s, i), text(s, i)));
+				parent = `f${s}x${i}`;
+			}
+			if (TOUCHED.includes(s)) {
+				// One read of the file in the middle of the session: the call and its result mention alpha.
+				const call = `call${s}`;
+				entries.push(assistantEntry(`f${s}c`, parent, at(s, 40), "alpha: reading the target", [{ id: call, name: "read", arguments: { path: "src/target.ts" } }]));
+				entries.push(toolResultEntry(`f${s}r`, `f${s}c`, at(s, 41), call, "read", `alpha target contents of ${s}`));
+				entries.push(userEntry(`f${s}z`, `f${s}r`, at(s, 42), text(s, 99)));
+			}
+			writeSession(dir, { id: sid("ffff", s), cwd: A, timestamp: at(s, 0), entries }, `${at(s, 0).replaceAll(":", "-")}_${sid("ffff", s)}`);
+		}
+		index = buildIndex([dir]);
+	}, 60_000);
+	afterAll(() => index?.close());
+
+	const many: Partial<SearchBounds> = { ...BOUNDS, fullRankLimit: 100 };
+	const unlimited: Partial<SearchBounds> = { ...BOUNDS, fullRankLimit: 100_000 };
+
+	test("only the sessions whose events touch the file are searched, and the answer is the complete ranking", () => {
+		const filters: SearchFilters = { files: [`${A}/src/target.ts`] };
+		const r = find(index.db, "alpha", { filters, bounds: many });
+		const complete = find(index.db, "alpha", { filters, bounds: unlimited });
+		expect(complete.coverage.mode).toBe("full");
+		expect(complete.hits.length).toBeGreaterThanOrEqual(TOUCHED.length);
+		expect(r.coverage).toEqual(complete.coverage);
+		expect(r.hits).toEqual(complete.hits);
+		for (const h of r.hits) expect(TOUCHED.map((s) => sid("ffff", s))).toContain(h.sessionId);
+		// A directory above the file: the same events.
+		const byDir = find(index.db, "alpha", { filters: { files: [`${A}/src/`] }, bounds: many });
+		expect(byDir.hits).toEqual(complete.hits);
+	});
+
+	test("a file no event touched: nothing to search, explained as the filters'", () => {
+		const r = find(index.db, "alpha", { filters: { files: [`${A}/src/other.ts`] }, bounds: many });
+		expect(r.hits).toEqual([]);
+		expect(r.coverage.mode).toBe("full");
+		expect(r.coverage.emptyBecause).toBe("filters");
+		// A sibling whose name extends the file's is not under it.
+		expect(find(index.db, "alpha", { filters: { files: [`${A}/src/target`] }, bounds: many }).hits).toEqual([]);
+	});
 });

@@ -237,8 +237,13 @@ function extensionDir(): string | null {
 	}
 }
 
-/** The binary ($PI_EVENTS_BIN, the installed platform package, then PATH) and its arguments. */
-export function serverCommand(env: NodeJS.ProcessEnv, extraSessionDir: string | null, fromDir: string | null = extensionDir()): ServerCommand {
+/**
+ * The binary ($PI_EVENTS_BIN, the installed platform package, then PATH) and its arguments. The
+ * server also listens for the command line (`--socket`): `pi-events search` run by pi's bash tool
+ * or in a terminal is then answered by this resident process, without paying a new process's first
+ * query. Not with PI_EVENTS_SERVER=off, nor when `socket` is false (a binary that predates the flag).
+ */
+export function serverCommand(env: NodeJS.ProcessEnv, extraSessionDir: string | null, fromDir: string | null = extensionDir(), socket = true): ServerCommand {
 	const given = env.PI_EVENTS_BIN?.trim();
 	const packaged = given ? null : fromDir ? packagedBinary(fromDir) : null;
 	const raw = env.PI_EVENTS_ARGS?.trim() ?? "";
@@ -256,7 +261,7 @@ export function serverCommand(env: NodeJS.ProcessEnv, extraSessionDir: string | 
 	const sessionArgs = extraSessionDir ? ["--sessions-dir", extraSessionDir] : [];
 	return {
 		bin: given || packaged || "pi-events",
-		args: ["serve", "--stdio", ...sessionArgs, ...extra],
+		args: ["serve", "--stdio", ...(socket && env.PI_EVENTS_SERVER?.trim() !== "off" ? ["--socket"] : []), ...sessionArgs, ...extra],
 		from: given ? "PI_EVENTS_BIN" : packaged ? "package" : "PATH",
 	};
 }
@@ -301,6 +306,8 @@ export class ServerProcess {
 	private readonly ready: Promise<void>;
 	closed: Error | null = null;
 	initialized = false;
+	/** It exited refusing `--socket` before its handshake: start the next one without it. */
+	refusedSocket = false;
 
 	constructor(
 		readonly command: ServerCommand,
@@ -323,6 +330,8 @@ export class ServerProcess {
 		// "close" (not "exit"): every answer already written to stdout has been read by then.
 		this.child.on("close", (code, signal) => {
 			const tail = this.stderrTail.trim();
+			// A binary older than the flag stops at once with a usage error naming it.
+			this.refusedSocket = !this.initialized && code === 2 && command.args.includes("--socket") && tail.includes("--socket");
 			this.close(
 				new Error(`pi-events server exited (${signal ? `signal ${signal}` : `code ${code}`})${tail ? `: ${tail.split("\n").slice(-3).join(" | ")}` : ""}`),
 			);
@@ -495,14 +504,14 @@ export class ServerProcess {
 
 // One server per pi process, shared across extension reloads.
 const GLOBAL_KEY = Symbol.for("pi-events/extension-server");
-type Holder = { server: ServerProcess | null };
+type Holder = { server: ServerProcess | null; noSocket?: boolean };
 const holder: Holder = ((globalThis as Record<symbol, unknown>)[GLOBAL_KEY] as Holder | undefined) ?? { server: null };
 (globalThis as Record<symbol, unknown>)[GLOBAL_KEY] = holder;
 let exitHookInstalled = false;
 
 /** The running server, started (or restarted, when pi's session directory changed) as needed. */
 function server(extraSessionDir: string | null): ServerProcess {
-	const command = serverCommand(process.env, extraSessionDir);
+	const command = serverCommand(process.env, extraSessionDir, undefined, holder.noSocket !== true);
 	if (holder.server && !holder.server.closed && holder.server.command.args.join("\0") !== command.args.join("\0")) stopServer();
 	if (!holder.server || holder.server.closed) {
 		holder.server = new ServerProcess(command, timeoutOf(process.env));
@@ -547,7 +556,17 @@ function cleanArgs(params: unknown): Record<string, unknown> {
 
 async function run(name: string, toolCallId: string, params: unknown, signal: AbortSignal | undefined, ctx: ToolContext) {
 	const extraDir = extraSessionDirOf(ctx.sessionManager?.getSessionDir?.(), process.env);
-	const { text, structured } = await server(extraDir).callTool(name, cleanArgs(params), callerOf(ctx, toolCallId), signal);
+	const first = server(extraDir);
+	let result: CallResult;
+	try {
+		result = await first.callTool(name, cleanArgs(params), callerOf(ctx, toolCallId), signal);
+	} catch (err) {
+		if (!first.refusedSocket) throw err;
+		// An older pi-events binary: it serves MCP alone, from now on.
+		holder.noSocket = true;
+		result = await server(extraDir).callTool(name, cleanArgs(params), callerOf(ctx, toolCallId), signal);
+	}
+	const { text, structured } = result;
 	return { content: [{ type: "text" as const, text }], details: structured ?? {} };
 }
 

@@ -70,10 +70,17 @@ describe("pi's session directory", () => {
 		expect(serverCommand({ PI_EVENTS_BIN: "/opt/pe", PI_EVENTS_ARGS: "--root /work" }, "/work/app/.pi-sessions").args).toEqual([
 			"serve",
 			"--stdio",
+			"--socket",
 			"--sessions-dir",
 			"/work/app/.pi-sessions",
 			"--root",
 			"/work",
 		]);
+	});
+
+	test("the server also listens for the command line, unless PI_EVENTS_SERVER=off or the binary predates --socket", () => {
+		expect(serverCommand({ PI_EVENTS_BIN: "/opt/pe" }, null).args).toEqual(["serve", "--stdio", "--socket"]);
+		expect(serverCommand({ PI_EVENTS_BIN: "/opt/pe", PI_EVENTS_SERVER: "off" }, null).args).toEqual(["serve", "--stdio"]);
+		expect(serverCommand({ PI_EVENTS_BIN: "/opt/pe" }, null, null, false).args).toEqual(["serve", "--stdio"]);
 	});
 });

@@ -341,7 +341,9 @@ describe("a very common word with --file", () => {
 			if (TOUCHED.includes(s)) {
 				// One read of the file in the middle of the session: the call and its result mention alpha.
 				const call = `call${s}`;
-				entries.push(assistantEntry(`f${s}c`, parent, at(s, 40), "alpha: reading the target", [{ id: call, name: "read", arguments: { path: "src/target.ts" } }]));
+				entries.push(
+					assistantEntry(`f${s}c`, parent, at(s, 40), "alpha: reading the target", [{ id: call, name: "read", arguments: { path: "src/target.ts" } }]),
+				);
 				entries.push(toolResultEntry(`f${s}r`, `f${s}c`, at(s, 41), call, "read", `alpha target contents of ${s}`));
 				entries.push(userEntry(`f${s}z`, `f${s}r`, at(s, 42), text(s, 99)));
 			}

@@ -39,7 +39,7 @@ let realBin: string;
 let fakeBin: string;
 let fakeLog: string;
 const savedEnv = { ...process.env };
-const ENV_KEYS = ["PI_EVENTS_BIN", "PI_EVENTS_ARGS", "PI_EVENTS_TIMEOUT_MS", "FAKE_LOG", "FAKE_NO_INIT"];
+const ENV_KEYS = ["PI_EVENTS_BIN", "PI_EVENTS_ARGS", "PI_EVENTS_TIMEOUT_MS", "FAKE_LOG", "FAKE_NO_INIT", "FAKE_NO_SOCKET", "PI_EVENTS_SERVER"];
 
 /** The invoking pi session of most calls: a new one, not in the index. */
 const CURRENT = "01a2ffff-0000-7000-8000-000000000000";
@@ -167,6 +167,28 @@ describe("against the compiled server", () => {
 		expect(holder().server!.pid).not.toBe(first);
 	});
 
+	test("the child also serves the command line: a `pi-events search` beside it is run by it", async () => {
+		await exec("event_search", { query: "step" });
+		const env = { ...process.env, PI_EVENTS_DEBUG: "1" } as Record<string, string>;
+		delete env.PI_EVENTS_SERVER;
+		// The socket is ready shortly after the handshake (it listens before MCP starts).
+		let proc = Bun.spawnSync([realBin, "search", "ECONNREFUSED", "--json", "--no-sync"], { cwd: "/", env, stdout: "pipe", stderr: "pipe" });
+		for (let i = 0; i < 50 && !proc.stderr.toString().includes("run by the server"); i++) {
+			await Bun.sleep(20);
+			proc = Bun.spawnSync([realBin, "search", "ECONNREFUSED", "--json", "--no-sync"], { cwd: "/", env, stdout: "pipe", stderr: "pipe" });
+		}
+		expect(proc.stderr.toString()).toContain("run by the server");
+		expect(proc.exitCode).toBe(0);
+		// Scoped by the command's own cwd (/: no workspace of the fixtures), as in its own process.
+		const own = Bun.spawnSync([realBin, "search", "ECONNREFUSED", "--json", "--no-sync"], {
+			cwd: "/",
+			env: { ...env, PI_EVENTS_SERVER: "off" },
+			stdout: "pipe",
+			stderr: "pipe",
+		});
+		expect(JSON.parse(proc.stdout.toString()).hits).toEqual(JSON.parse(own.stdout.toString()).hits);
+	});
+
 	test("session_shutdown stops the child", async () => {
 		await exec("event_search", { query: "step" });
 		const pid = holder().server!.pid;
@@ -189,7 +211,7 @@ describe("against a misbehaving server", () => {
 			sessionFile: `/tmp/nowhere/${CURRENT}.jsonl`,
 			toolCallId: "call_meta",
 		});
-		expect(res.details.argv).toEqual(["serve", "--stdio", "--index", "/x/index.db", "--sessions-dir", "/y"]);
+		expect(res.details.argv).toEqual(["serve", "--stdio", "--socket", "--index", "/x/index.db", "--sessions-dir", "/y"]);
 		// The legacy handshake came first.
 		const frames = logged();
 		expect(frames[0]!.method).toBe("initialize");
@@ -198,7 +220,21 @@ describe("against a misbehaving server", () => {
 
 		await use(fakeBin, { PI_EVENTS_ARGS: '["--index", "/with space/index.db"]' });
 		const json = await exec("event_search", { query: "hello" });
-		expect(json.details.argv).toEqual(["serve", "--stdio", "--index", "/with space/index.db"]);
+		expect(json.details.argv).toEqual(["serve", "--stdio", "--socket", "--index", "/with space/index.db"]);
+	});
+
+	test("a binary older than --socket: the call is answered by one started without it, and so are the next", async () => {
+		await use(fakeBin, { FAKE_NO_SOCKET: "1" });
+		const res = await exec("event_search", { query: "hello" });
+		expect(res.details.argv).toEqual(["serve", "--stdio"]);
+		const pid = holder().server!.pid;
+		const again = await exec("event_search", { query: "hello" });
+		expect(again.details.argv).toEqual(["serve", "--stdio"]);
+		expect(holder().server!.pid).toBe(pid);
+		// PI_EVENTS_SERVER=off asks for no socket either.
+		delete (holder() as { noSocket?: boolean }).noSocket;
+		await use(fakeBin, { PI_EVENTS_SERVER: "off" });
+		expect((await exec("event_search", { query: "hello" })).details.argv).toEqual(["serve", "--stdio"]);
 	});
 
 	test("turn_end and agent_end send the sync notification only while a server runs", async () => {

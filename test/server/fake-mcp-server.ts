@@ -7,11 +7,16 @@
  *   "die"        writes to stderr and exits with code 3 without answering
  *   "is-error"   an isError result
  *   anything     echoes the call (arguments and _meta) and its argv as structuredContent
- * With FAKE_NO_INIT=1 it never answers initialize.
+ * With FAKE_NO_INIT=1 it never answers initialize. With FAKE_NO_SOCKET=1 it refuses `--socket` as a
+ * binary older than the flag does (usage error, exit 2).
  */
 import { appendFileSync } from "node:fs";
 
 const log = process.env.FAKE_LOG;
+if (process.env.FAKE_NO_SOCKET === "1" && process.argv.includes("--socket")) {
+	process.stderr.write("pi-events: unknown option --socket (see --help)\n");
+	process.exit(2);
+}
 const write = (msg: unknown) => process.stdout.write(`${JSON.stringify(msg)}\n`);
 
 let pending = "";

@@ -463,9 +463,9 @@ function rankWindow(
 
 /**
  * The matches in these sessions' spans (those active since a --since time, or those of the events
- * touching a --file path: every match the filters allow is among them): all scored when they are at most `fullRankLimit` (the answer is then
- * complete), else the newest (sorting oldest first, the oldest) RECENT_MATCHES by kind weight, as
- * any very common query is ranked.
+ * touching a --file path: every match the filters allow is among them): all scored when they are
+ * at most `fullRankLimit` (the answer is then complete), else the newest (sorting oldest first,
+ * the oldest) RECENT_MATCHES by kind weight, as any very common query is ranked.
  */
 function rankSpans(
 	scoped: ScopedSearch,

@@ -408,8 +408,9 @@ export function fileEventSpans(db: Database, where: { sql: string; params: SQLQu
 /**
  * The fragment key spans of the sessions the condition admits that hold an event before `untilMs`
  * (and at or after `sinceMs`, when given), the one whose newest such event is newest first: read
- * from the events' time index, one session at a time as the caller asks for more. `scanned` counts the events read
- * (the caller bounds the walk with it); it stops once every event in the time range was read.
+ * from the events' time index, one session at a time as the caller asks for more. `scanned`
+ * counts the events read (the caller bounds the walk with it); it stops once every event in the
+ * time range was read.
  */
 export function* activeSpansBefore(
 	db: Database,

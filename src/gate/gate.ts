@@ -16,7 +16,7 @@
  *   const scoped = gate.search(userMatch, filters, { includeDerived });   // null: nothing admitted
  *   scoped.count(cap, range?) / scoped.fewUnscopedMatches(n) / scoped.rank(limit, { order, withTime, scopeInSql, range })
  *   scoped.tokenCount(expr, cap) / scoped.window(fragments, order)   (bounding the cost of common words)
- *   scoped.activeSince(ms, cap) / scoped.activeBefore(ms, since, progress) / scoped.fileSpans(files, cap)   (admitted sessions' spans)
+ *   scoped.activeSince(ms, cap) / scoped.activeBefore(ms, since, walk) / scoped.fileSpans(files, cap)   (admitted sessions' spans)
  *   scoped.hydrate(ranked) / scoped.matchedPerEvent(rows) / scoped.failedCallEvents(keys)
  *   scoped.occurs(expr) (explaining an empty answer; never looks past the cutoff)
  *
@@ -68,6 +68,7 @@ import {
 	fileEventSpans,
 	type SqlFilters,
 	termOccurrences,
+	type TimeWalk,
 } from "../store/search.ts";
 import {
 	type BrowseSessionRow,
@@ -82,7 +83,7 @@ import {
 } from "../store/listing.ts";
 import { cwdOfIndexedFile } from "../store/status.ts";
 
-export type { BrowseSessionRow, CandidateRow, EventRow, FragmentRow, ListedSessionRow, RankedRow, RowidRange, SessionRow, SessionSummaryRow };
+export type { BrowseSessionRow, CandidateRow, EventRow, FragmentRow, ListedSessionRow, RankedRow, RowidRange, SessionRow, SessionSummaryRow, TimeWalk };
 
 /**
  * Capped token counts by index, kept while the index is unchanged: the same words (`the`,
@@ -487,10 +488,10 @@ export class ScopedSearch {
 	/**
 	 * The fragment key spans of the admitted sessions holding an event before `untilMs` (and at or
 	 * after `sinceMs`), newest activity there first, one at a time (the targeted current session
-	 * included, as in activeSince). `progress.scanned` counts the events read to find them.
+	 * included, as in activeSince), until the time range runs out or `walk.giveUp` says so.
 	 */
-	*activeBefore(untilMs: number, sinceMs: number | undefined, progress: { scanned: number }): Generator<RowidRange> {
-		yield* activeSpansBefore(this.db, sessionRuleSql(this.plan.rule), untilMs, sinceMs, progress);
+	*activeBefore(untilMs: number, sinceMs: number | undefined, walk: TimeWalk): Generator<RowidRange> {
+		yield* activeSpansBefore(this.db, sessionRuleSql(this.plan.rule), untilMs, sinceMs, walk);
 	}
 
 	/**

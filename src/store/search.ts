@@ -405,29 +405,45 @@ export function fileEventSpans(db: Database, where: { sql: string; params: SQLQu
 	return spans.map((r) => ({ from: r.from_key, to: r.to_key }));
 }
 
+/** How far a walk of the events' time index got, and the caller's rule for giving it up. */
+export interface TimeWalk {
+	/** Events read. */
+	scanned: number;
+	/** Admitted sessions found (yielded). */
+	admitted: number;
+	/** Set when `giveUp` ended the walk before the time range did. */
+	stopped: boolean;
+	readonly giveUp: (scanned: number, admitted: number) => boolean;
+}
+
 /**
  * The fragment key spans of the sessions the condition admits that hold an event before `untilMs`
  * (and at or after `sinceMs`, when given), the one whose newest such event is newest first: read
- * from the events' time index, one session at a time as the caller asks for more. `scanned`
- * counts the events read (the caller bounds the walk with it); it stops once every event in the
- * time range was read.
+ * from the events' time index, one session at a time as the caller asks for more, until the time
+ * range runs out or `walk.giveUp` says so (then `walk.stopped`).
  */
 export function* activeSpansBefore(
 	db: Database,
 	where: { sql: string; params: SQLQueryBindings[] },
 	untilMs: number,
 	sinceMs: number | undefined,
-	progress: { scanned: number },
+	walk: TimeWalk,
 ): Generator<RowidRange> {
 	const seen = new Set<number>();
 	const admitted = db.query(`SELECT 1 AS x FROM sessions s WHERE s.session_key = ? AND ${where.sql}`);
 	const events = db.query(`SELECT session_key FROM events WHERE ts_ms < ?${sinceMs === undefined ? "" : " AND ts_ms >= ?"} ORDER BY ts_ms DESC`);
 	const params: SQLQueryBindings[] = sinceMs === undefined ? [untilMs] : [untilMs, sinceMs];
 	for (const row of events.iterate(...params) as IterableIterator<{ session_key: number }>) {
-		progress.scanned++;
+		if (walk.giveUp(++walk.scanned, walk.admitted)) {
+			walk.stopped = true;
+			return;
+		}
 		if (seen.has(row.session_key)) continue;
 		seen.add(row.session_key);
-		if (admitted.get(row.session_key, ...where.params) !== null) yield fragmentKeySpan(row.session_key);
+		if (admitted.get(row.session_key, ...where.params) !== null) {
+			walk.admitted++;
+			yield fragmentKeySpan(row.session_key);
+		}
 	}
 }
 

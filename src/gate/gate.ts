@@ -16,7 +16,7 @@
  *   const scoped = gate.search(userMatch, filters, { includeDerived });   // null: nothing admitted
  *   scoped.count(cap, range?) / scoped.fewUnscopedMatches(n) / scoped.rank(limit, { order, withTime, scopeInSql, range })
  *   scoped.tokenCount(expr, cap) / scoped.window(fragments, order)   (bounding the cost of common words)
- *   scoped.activeSince(ms, cap) / scoped.activeBefore(ms, since, walk) / scoped.fileSpans(files, cap)   (admitted sessions' spans)
+ *   scoped.activeSince(ms, cap) / scoped.activeBefore(ms, since, max, walk) / scoped.fileSpans(files, cap) / scoped.admitsSessions(n)   (admitted sessions' spans)
  *   scoped.hydrate(ranked) / scoped.matchedPerEvent(rows) / scoped.failedCallEvents(keys)
  *   scoped.occurs(expr) (explaining an empty answer; never looks past the cutoff)
  *
@@ -68,10 +68,10 @@ import {
 	fileEventSpans,
 	type SqlFilters,
 	termOccurrences,
-	type TimeWalk,
 } from "../store/search.ts";
 import {
 	type BrowseSessionRow,
+	admitsAtLeast,
 	browseSessionsWhere,
 	type SessionCursor,
 	filteredFragmentsOfSessions,
@@ -83,7 +83,7 @@ import {
 } from "../store/listing.ts";
 import { cwdOfIndexedFile } from "../store/status.ts";
 
-export type { BrowseSessionRow, CandidateRow, EventRow, FragmentRow, ListedSessionRow, RankedRow, RowidRange, SessionRow, SessionSummaryRow, TimeWalk };
+export type { BrowseSessionRow, CandidateRow, EventRow, FragmentRow, ListedSessionRow, RankedRow, RowidRange, SessionRow, SessionSummaryRow };
 
 /**
  * Capped token counts by index, kept while the index is unchanged: the same words (`the`,
@@ -488,10 +488,16 @@ export class ScopedSearch {
 	/**
 	 * The fragment key spans of the admitted sessions holding an event before `untilMs` (and at or
 	 * after `sinceMs`), newest activity there first, one at a time (the targeted current session
-	 * included, as in activeSince), until the time range runs out or `walk.giveUp` says so.
+	 * included, as in activeSince), until the time range runs out or more than `maxEvents` of their
+	 * events were read (then `walk.stopped`).
 	 */
-	*activeBefore(untilMs: number, sinceMs: number | undefined, walk: TimeWalk): Generator<RowidRange> {
-		yield* activeSpansBefore(this.db, sessionRuleSql(this.plan.rule), untilMs, sinceMs, walk);
+	*activeBefore(untilMs: number, sinceMs: number | undefined, maxEvents: number, walk: { scanned: number; stopped: boolean }): Generator<RowidRange> {
+		yield* activeSpansBefore(this.db, sessionRuleSql(this.plan.rule), untilMs, sinceMs, maxEvents, walk);
+	}
+
+	/** Whether the scope admits at least `count` sessions (the targeted current session included). */
+	admitsSessions(count: number): boolean {
+		return admitsAtLeast(this.db, sessionRuleSql(this.plan.rule), cwdRanges(this.plan.rule), count);
 	}
 
 	/**

@@ -16,7 +16,6 @@ import {
 	type SearchFilters,
 	type BrowseSessionRow,
 	type ScopedBrowse,
-	type TimeWalk,
 } from "../gate/gate.ts";
 import { PiEventsError } from "../errors.ts";
 import type { BranchState, ContextRole, SelectionState, SemanticKind } from "../model.ts";
@@ -57,15 +56,13 @@ const SINCE_SESSIONS = 100;
 const UNTIL_SESSIONS = 200;
 const UNTIL_EVENTS = 50_000;
 /**
- * A scope that admits few of the sessions the time index passes (under about 1 in 10 here: a
- * narrow root, whose scope tokens already narrow the full-text match) is better served by walking
- * its matches: after this many events, the walk stops when it found fewer admitted sessions than
- * UNTIL_SPARSE_SESSIONS. At 5 GB, roots admitting 0.75–3.5% of the sessions took 15–45 ms walking
- * their matches against 35–100 reading the time index to the end; one admitting 16%, 63–87
- * against 12–29.
+ * Only a scope of at least this many sessions reads the time index; a smaller one walks its own
+ * matches, which its scope tokens already narrow. Decided from the scope's own size, never from
+ * other workspaces' history. At 5 GB, roots of 170–800 sessions took 15–45 ms walking their
+ * matches against 35–100 through the time index; roots of 2,100 and 3,700 sessions 23–47 and
+ * 26–66 ms walking against 26–31 and 7–17.
  */
-const UNTIL_SPARSE_EVENTS = 2_000;
-const UNTIL_SPARSE_SESSIONS = 4;
+const UNTIL_MIN_SESSIONS = 1_000;
 /** After this many sessions, one that holds too few matches to reach RECENT_MATCHES within the bound stops early. */
 const UNTIL_TRIAL_SESSIONS = 25;
 /**
@@ -130,6 +127,8 @@ export interface SearchBounds {
 	fullRankLimit?: number;
 	/** How many sessions a very common query with --until reads before it walks the matches instead (UNTIL_SESSIONS). */
 	untilSessions?: number;
+	/** The fewest sessions a scope needs for a very common query with --until to read the time index (UNTIL_MIN_SESSIONS). */
+	untilMinSessions?: number;
 }
 
 const notEmpty = (): Pick<SearchCoverage, "emptyBecause" | "unmatchedTerms"> => ({ emptyBecause: null, unmatchedTerms: [] });
@@ -268,7 +267,12 @@ function searchWith(db: Database, request: SearchRequest, files: SourceFiles): S
 	// matches before then are in the sessions last active before then, found from the time index.
 	const untilMs = request.filters.untilMs;
 	const beforeUntil =
-		inWindow === null && !complete && spans === null && untilMs !== undefined && sort !== "oldest"
+		inWindow === null &&
+		!complete &&
+		spans === null &&
+		untilMs !== undefined &&
+		sort !== "oldest" &&
+		scoped.admitsSessions(bounds.untilMinSessions ?? UNTIL_MIN_SESSIONS)
 			? rankUntil(scoped, parsed, untilMs, request.filters.sinceMs, fullRankLimit, bounds.untilSessions ?? UNTIL_SESSIONS)
 			: null;
 	const { ranked, mode, rankedShare } =
@@ -499,9 +503,8 @@ function rankSpans(
  * then is newest, one session at a time, until RECENT_MATCHES of them are found: those, newest
  * first, by kind weight (mode "recent", as any very common query is ranked). When the time range
  * runs out first, every match was found: all scored, mode "full". Null when `maxSessions`
- * sessions or UNTIL_EVENTS events of the time index were read before that, or when the matches
- * found so far say it would be (filters that reject most matches): the caller walks the matches
- * instead.
+ * sessions or UNTIL_EVENTS of their events were read before that, or when the matches found so
+ * far say it would be (filters that reject most matches): the caller walks the matches instead.
  */
 function rankUntil(
 	scoped: ScopedSearch,
@@ -511,16 +514,11 @@ function rankUntil(
 	fullRankLimit: number,
 	maxSessions: number,
 ): { ranked: RankedRow[]; mode: SearchCoverage["mode"]; rankedShare: number | null } | null {
-	const walk: TimeWalk = {
-		scanned: 0,
-		admitted: 0,
-		stopped: false,
-		giveUp: (scanned, admitted) => scanned > UNTIL_EVENTS || (scanned === UNTIL_SPARSE_EVENTS && admitted < UNTIL_SPARSE_SESSIONS),
-	};
+	const walk = { scanned: 0, stopped: false };
 	const rows: RankedRow[] = [];
 	let sessions = 0;
 	let enough = false;
-	for (const range of scoped.activeBefore(untilMs, sinceMs, walk)) {
+	for (const range of scoped.activeBefore(untilMs, sinceMs, UNTIL_EVENTS, walk)) {
 		for (const row of scoped.rank(Number.MAX_SAFE_INTEGER, { order: "oldest", withTime: true, range })) rows.push(row);
 		if (rows.length >= RECENT_MATCHES) {
 			enough = true;

@@ -59,6 +59,17 @@ function withinRanges(where: SessionCondition, ranges: CwdRanges | null): Sessio
 	};
 }
 
+/**
+ * Whether the condition admits at least `count` sessions, reading at most that many: through the
+ * sessions_by_cwd index when `ranges` are given (a superset of the admitted sessions' cwds).
+ */
+export function admitsAtLeast(db: Database, where: SessionCondition, ranges: CwdRanges | null, count: number): boolean {
+	if (ranges !== null && ranges.length === 0) return count <= 0;
+	const within = withinRanges(where, ranges);
+	const { n } = db.query(`SELECT count(*) AS n FROM (SELECT 1 FROM sessions s WHERE ${within.sql} LIMIT ?)`).get(...within.params, count) as { n: number };
+	return n >= count;
+}
+
 const BROWSE_COLUMNS = "s.session_key, s.session_id, s.cwd_real, s.created, s.last_ts_ms, s.fragment_count";
 /** Most recently active first (a session without a time last, as NULL sorts in SQLite), then by id and key. */
 const ACTIVITY_ORDER = "ORDER BY s.last_ts_ms DESC, s.session_id, s.session_key";

@@ -384,7 +384,8 @@ export function activeSessionSpans(db: Database, where: { sql: string; params: S
  * For each session the condition admits that has events touching one of `files` (the path, or a
  * path under it, as the --file filter has it), the rowid span from its first to its last fragment
  * of such an event: every fragment the filter passes lies in one. Null when more than `cap` file
- * rows touch them (then the filter is not selective, and walking the matches finds enough soon).
+ * rows of admitted sessions touch them (then the filter is not selective, and walking the matches
+ * finds enough soon).
  */
 export function fileEventSpans(db: Database, where: { sql: string; params: SQLQueryBindings[] }, files: readonly string[], cap: number): RowidRange[] | null {
 	// The same paths as filterSql's `ef.path = ? OR instr(ef.path, ?) = 1`, as ranges of the path index.
@@ -393,7 +394,13 @@ export function fileEventSpans(db: Database, where: { sql: string; params: SQLQu
 		const dir = p.replace(/\/+$/, "");
 		return [p, `${dir}/`, `${dir}0`]; // "0" follows "/": every path under dir sorts between them
 	});
-	const touching = db.query(`SELECT count(*) AS n FROM (SELECT 1 FROM event_files ef WHERE ${paths} LIMIT ?)`).get(...params, cap + 1) as { n: number };
+	// Counted in admitted sessions only: which way the search goes depends on nothing outside the condition.
+	const touching = db
+		.query(
+			`SELECT count(*) AS n FROM (SELECT 1 FROM event_files ef JOIN events e ON e.event_key = ef.event_key
+			 JOIN sessions s ON s.session_key = e.session_key WHERE (${paths}) AND ${where.sql} LIMIT ?)`,
+		)
+		.get(...params, ...where.params, cap + 1) as { n: number };
 	if (touching.n > cap) return null;
 	const spans = db
 		.query(
@@ -405,45 +412,37 @@ export function fileEventSpans(db: Database, where: { sql: string; params: SQLQu
 	return spans.map((r) => ({ from: r.from_key, to: r.to_key }));
 }
 
-/** How far a walk of the events' time index got, and the caller's rule for giving it up. */
-export interface TimeWalk {
-	/** Events read. */
-	scanned: number;
-	/** Admitted sessions found (yielded). */
-	admitted: number;
-	/** Set when `giveUp` ended the walk before the time range did. */
-	stopped: boolean;
-	readonly giveUp: (scanned: number, admitted: number) => boolean;
-}
-
 /**
  * The fragment key spans of the sessions the condition admits that hold an event before `untilMs`
  * (and at or after `sinceMs`, when given), the one whose newest such event is newest first: read
  * from the events' time index, one session at a time as the caller asks for more, until the time
- * range runs out or `walk.giveUp` says so (then `walk.stopped`).
+ * range runs out or more than `maxEvents` of the admitted sessions' events were read (then
+ * `walk.stopped`). Only admitted sessions' events are read and counted, so where the walk stops
+ * depends on nothing outside the condition.
  */
 export function* activeSpansBefore(
 	db: Database,
 	where: { sql: string; params: SQLQueryBindings[] },
 	untilMs: number,
 	sinceMs: number | undefined,
-	walk: TimeWalk,
+	maxEvents: number,
+	walk: { scanned: number; stopped: boolean },
 ): Generator<RowidRange> {
 	const seen = new Set<number>();
-	const admitted = db.query(`SELECT 1 AS x FROM sessions s WHERE s.session_key = ? AND ${where.sql}`);
-	const events = db.query(`SELECT session_key FROM events WHERE ts_ms < ?${sinceMs === undefined ? "" : " AND ts_ms >= ?"} ORDER BY ts_ms DESC`);
+	// CROSS JOIN keeps the events' time index as the outer loop: newest first, no sort.
+	const events = db.query(
+		`SELECT e.session_key FROM events e CROSS JOIN sessions s ON s.session_key = e.session_key
+		 WHERE e.ts_ms < ?${sinceMs === undefined ? "" : " AND e.ts_ms >= ?"} AND ${where.sql} ORDER BY e.ts_ms DESC`,
+	);
 	const params: SQLQueryBindings[] = sinceMs === undefined ? [untilMs] : [untilMs, sinceMs];
-	for (const row of events.iterate(...params) as IterableIterator<{ session_key: number }>) {
-		if (walk.giveUp(++walk.scanned, walk.admitted)) {
+	for (const row of events.iterate(...params, ...where.params) as IterableIterator<{ session_key: number }>) {
+		if (++walk.scanned > maxEvents) {
 			walk.stopped = true;
 			return;
 		}
 		if (seen.has(row.session_key)) continue;
 		seen.add(row.session_key);
-		if (admitted.get(row.session_key, ...where.params) !== null) {
-			walk.admitted++;
-			yield fragmentKeySpan(row.session_key);
-		}
+		yield fragmentKeySpan(row.session_key);
 	}
 }
 

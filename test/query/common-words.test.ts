@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { RECENT_MATCHES, type SearchBounds, type SearchFilters, search } from "../../src/query/search.ts";
 import { noHitsHint } from "../../src/present/render.ts";
+import { Gate } from "../../src/gate/gate.ts";
+import { parseQuery } from "../../src/query/fts.ts";
 import type { Scope } from "../../src/auth/scope.ts";
 import { cleanupTempDirs, makeTempDir } from "../helpers/temp.ts";
 import { assistantEntry, buildIndex, ids, type TestIndex, toolResultEntry, UNSCOPED, userEntry, writeSession } from "./helpers.ts";
@@ -278,7 +280,7 @@ describe("a very common word with --since", () => {
 });
 
 describe("a very common word with --until", () => {
-	const many: Partial<SearchBounds> = { ...BOUNDS, fullRankLimit: 100 };
+	const many: Partial<SearchBounds> = { ...BOUNDS, fullRankLimit: 100, untilMinSessions: 1 };
 	const unlimited: Partial<SearchBounds> = { ...BOUNDS, fullRankLimit: 100_000 };
 	const sessionOfHit = (h: string) => h.split("/")[0]!;
 
@@ -314,6 +316,29 @@ describe("a very common word with --until", () => {
 		expect(r.coverage.mode).toBe("recent");
 		expect(ids(r)).toEqual(ids(alone));
 		for (const h of ids(r)) expect(sessionOfHit(h).startsWith("0000aaaa")).toBe(true);
+	});
+
+	test("a scope of fewer sessions than the bound walks its own matches, whatever other workspaces hold", () => {
+		const until = Date.parse(at(30, 0));
+		// A holds 40 sessions: with a bound of 41 its matches are walked (newest by index order, kind
+		// weight first); with 40, the time index is read. B's 40 sessions, in the same index, count for neither.
+		for (const db of [onlyA.db, both.db]) {
+			// The decision counts A's sessions only.
+			const scoped = new Gate(db, inA).search(parseQuery("alpha").match, { untilMs: until }, {})!;
+			expect(scoped.admitsSessions(40)).toBe(true);
+			expect(scoped.admitsSessions(41)).toBe(false);
+			const walked = find(db, "alpha", { filters: { untilMs: until }, bounds: { ...many, untilMinSessions: 41 }, scope: inA, sort: "newest" });
+			const timed = find(db, "alpha", { filters: { untilMs: until }, bounds: { ...many, untilMinSessions: 40 }, scope: inA, sort: "newest" });
+			expect(walked.coverage.mode).toBe("recent");
+			expect(timed.coverage.mode).toBe("recent");
+			for (const h of [...ids(walked), ...ids(timed)]) expect(sessionOfHit(h).startsWith("0000aaaa")).toBe(true);
+			expect(ids(walked)).toEqual(
+				ids(find(onlyA.db, "alpha", { filters: { untilMs: until }, bounds: { ...many, untilMinSessions: 41 }, scope: inA, sort: "newest" })),
+			);
+			expect(ids(timed)).toEqual(
+				ids(find(onlyA.db, "alpha", { filters: { untilMs: until }, bounds: { ...many, untilMinSessions: 40 }, scope: inA, sort: "newest" })),
+			);
+		}
 	});
 
 	test("past the bound of sessions read, the matches are walked as before: the answer is still complete", () => {

@@ -491,8 +491,8 @@ export class ScopedSearch {
 	 * included, as in activeSince), until the time range runs out or more than `maxEvents` of their
 	 * events were read (then `walk.stopped`).
 	 */
-	*activeBefore(untilMs: number, sinceMs: number | undefined, maxEvents: number, walk: { scanned: number; stopped: boolean }): Generator<RowidRange> {
-		yield* activeSpansBefore(this.db, sessionRuleSql(this.plan.rule), untilMs, sinceMs, maxEvents, walk);
+	activeBefore(untilMs: number, sinceMs: number | undefined, maxEvents: number, walk: { scanned: number; stopped: boolean }): Generator<RowidRange> {
+		return activeSpansBefore(this.db, sessionRuleSql(this.plan.rule), untilMs, sinceMs, maxEvents, walk);
 	}
 
 	/** Whether the scope admits at least `count` sessions (the targeted current session included). */

@@ -133,6 +133,9 @@ export interface SearchBounds {
 
 const notEmpty = (): Pick<SearchCoverage, "emptyBecause" | "unmatchedTerms"> => ({ emptyBecause: null, unmatchedTerms: [] });
 
+/** The candidates a search ranks, and what its coverage says of them. */
+type Ranking = { ranked: RankedRow[]; mode: SearchCoverage["mode"]; rankedShare: number | null };
+
 export interface Hit {
 	sessionId: string;
 	entryId: string;
@@ -253,34 +256,11 @@ function searchWith(db: Database, request: SearchRequest, files: SourceFiles): S
 	const fullRankLimit = bounds.fullRankLimit ?? FULL_RANK_LIMIT;
 	const counted = inWindow?.length ?? scoped.count(fullRankLimit + 1);
 	const complete = counted <= fullRankLimit;
-	// More matches than are ranked in full, and --since: only the sessions active since then can
-	// hold one. When they are few, each is searched on its own, and every match is found at a cost
-	// bounded by those sessions (the path below walks the matches until the filters pass enough).
-	// Likewise --file: only the sessions with events touching those files, when those events are few.
-	const fileFilter = request.filters.files;
-	const spans =
-		inWindow === null && !complete
-			? ((request.filters.sinceMs !== undefined ? scoped.activeSince(request.filters.sinceMs, SINCE_SESSIONS) : null) ??
-				(fileFilter?.length ? scoped.fileSpans(fileFilter, FILE_ROWS) : null))
-			: null;
-	// The same with --until (or a --since that too many sessions are active since): the newest
-	// matches before then are in the sessions last active before then, found from the time index.
-	const untilMs = request.filters.untilMs;
-	const beforeUntil =
-		inWindow === null &&
-		!complete &&
-		spans === null &&
-		untilMs !== undefined &&
-		sort !== "oldest" &&
-		scoped.admitsSessions(bounds.untilMinSessions ?? UNTIL_MIN_SESSIONS)
-			? rankUntil(scoped, parsed, untilMs, request.filters.sinceMs, fullRankLimit, bounds.untilSessions ?? UNTIL_SESSIONS)
-			: null;
 	const { ranked, mode, rankedShare } =
 		inWindow !== null
 			? rankWindow(scoped, parsed, inWindow)
-			: spans !== null
-				? rankSpans(scoped, parsed, spans, sort, fullRankLimit)
-				: (beforeUntil ?? rankCandidates(scoped, parsed, complete, sort, bounds));
+			: ((complete ? null : rankInParts(scoped, parsed, request.filters, sort, bounds, fullRankLimit)) ??
+				rankCandidates(scoped, parsed, complete, sort, bounds));
 
 	// Signals BM25 cannot see (conversational evidence, proximity), from the top candidates' source text.
 	const forms = new WordForms();
@@ -442,8 +422,8 @@ function addedPart(range: RowidRange, wider: RowidRange, order: "newest" | "olde
 }
 
 /**
- * Every match in a part of the window (the part bounds them: no limit, or ascending order would
- * lose the newest), the window's edge first (the newest first, sorting newest first). Read in
+ * Every match in a rowid range (a part of a window, a session's span: the range bounds them: no
+ * limit, or ascending order would lose the newest), newest first when `order` is "newest". Read in
  * ascending rowids and turned round: FTS5 walks the postings of a word held by a million
  * fragments backwards several times slower than forwards, however narrow the range (at 5 GB, 11
  * against 3 ms for `"function error the"`).
@@ -466,45 +446,68 @@ function matchesIn(scoped: ScopedSearch, part: RowidRange, order: "newest" | "ol
  * kind weight (as any very common query is ranked). The coverage says so: mode "recent", the share
  * of all matches unknown.
  */
-function rankWindow(
-	scoped: ScopedSearch,
-	parsed: ParsedQuery,
-	inWindow: RankedRow[],
-): { ranked: RankedRow[]; mode: SearchCoverage["mode"]; rankedShare: number | null } {
+function rankWindow(scoped: ScopedSearch, parsed: ParsedQuery, inWindow: RankedRow[]): Ranking {
 	if (inWindow.length > RECENT_MATCHES) return { ranked: inWindow.slice(0, RECENT_MATCHES), mode: "recent", rankedShare: null };
 	scoreAll(scoped, parsed, inWindow);
 	return { ranked: inWindow, mode: "recent", rankedShare: null };
 }
 
 /**
- * The matches in these sessions' spans (those active since a --since time, or those of the events
- * touching a --file path: every match the filters allow is among them): all scored when they are
- * at most `fullRankLimit` (the answer is then complete), else the newest (sorting oldest first,
- * the oldest) RECENT_MATCHES by kind weight, as any very common query is ranked.
+ * A very common query (more matches than are ranked in full) whose filters say which part of the
+ * history can hold its matches, searched in that part only; null when no filter does, or the part
+ * is too large (then the caller walks the matches until the filters pass enough of them):
+ * - --since: only the sessions active since then, when at most SINCE_SESSIONS;
+ * - --file: only the sessions with events touching those files, when at most FILE_ROWS file rows do;
+ * - --until (or a --since that too many sessions are active since): the sessions last active
+ *   before then, from the time index (rankUntil).
  */
-function rankSpans(
+function rankInParts(
 	scoped: ScopedSearch,
 	parsed: ParsedQuery,
-	spans: RowidRange[],
+	filters: SearchFilters,
 	sort: SortOrder,
+	bounds: SearchBounds,
 	fullRankLimit: number,
-): { ranked: RankedRow[]; mode: SearchCoverage["mode"]; rankedShare: number | null } {
-	const rows = spans.flatMap((range) => scoped.rank(Number.MAX_SAFE_INTEGER, { order: "oldest", withTime: true, range }));
-	if (rows.length <= fullRankLimit) {
+): Ranking | null {
+	const { sinceMs, untilMs, files } = filters;
+	const spans = (sinceMs !== undefined ? scoped.activeSince(sinceMs, SINCE_SESSIONS) : null) ?? (files?.length ? scoped.fileSpans(files, FILE_ROWS) : null);
+	if (spans !== null) {
+		// Every match the filters allow is in these spans.
+		const rows = spans.flatMap((range) => matchesIn(scoped, range, "oldest", false));
+		return rankRead(scoped, parsed, rows, true, fullRankLimit, sort === "oldest" ? (a, b) => a.frag_key - b.frag_key : (a, b) => b.frag_key - a.frag_key);
+	}
+	if (untilMs === undefined || sort === "oldest" || !scoped.admitsSessions(bounds.untilMinSessions ?? UNTIL_MIN_SESSIONS)) return null;
+	return rankUntil(scoped, parsed, untilMs, sinceMs, fullRankLimit, bounds.untilSessions ?? UNTIL_SESSIONS);
+}
+
+/**
+ * Matches read from parts of the history: all scored when they are every match there is and at
+ * most `fullRankLimit` (the answer is then complete), else the first RECENT_MATCHES in `order`
+ * by kind weight, as any very common query is ranked.
+ */
+function rankRead(
+	scoped: ScopedSearch,
+	parsed: ParsedQuery,
+	rows: RankedRow[],
+	everyMatch: boolean,
+	fullRankLimit: number,
+	order: (a: RankedRow, b: RankedRow) => number,
+): Ranking {
+	if (everyMatch && rows.length <= fullRankLimit) {
 		scoreAll(scoped, parsed, rows);
 		return { ranked: rows, mode: "full", rankedShare: 1 };
 	}
-	rows.sort(sort === "oldest" ? (a, b) => a.frag_key - b.frag_key : (a, b) => b.frag_key - a.frag_key);
+	rows.sort(order);
 	return { ranked: rows.slice(0, RECENT_MATCHES), mode: "recent", rankedShare: null };
 }
 
 /**
  * The matches of a very common query with --until, from the sessions whose newest activity before
  * then is newest, one session at a time, until RECENT_MATCHES of them are found: those, newest
- * first, by kind weight (mode "recent", as any very common query is ranked). When the time range
- * runs out first, every match was found: all scored, mode "full". Null when `maxSessions`
- * sessions or UNTIL_EVENTS of their events were read before that, or when the matches found so
- * far say it would be (filters that reject most matches): the caller walks the matches instead.
+ * first (rankRead). When the time range runs out first, every match was found. Null when
+ * `maxSessions` sessions or UNTIL_EVENTS of their events were read before that, or when the
+ * matches found so far say it would be (filters that reject most matches): the caller walks the
+ * matches instead.
  */
 function rankUntil(
 	scoped: ScopedSearch,
@@ -513,13 +516,13 @@ function rankUntil(
 	sinceMs: number | undefined,
 	fullRankLimit: number,
 	maxSessions: number,
-): { ranked: RankedRow[]; mode: SearchCoverage["mode"]; rankedShare: number | null } | null {
+): Ranking | null {
 	const walk = { scanned: 0, stopped: false };
 	const rows: RankedRow[] = [];
 	let sessions = 0;
 	let enough = false;
 	for (const range of scoped.activeBefore(untilMs, sinceMs, UNTIL_EVENTS, walk)) {
-		for (const row of scoped.rank(Number.MAX_SAFE_INTEGER, { order: "oldest", withTime: true, range })) rows.push(row);
+		for (const row of matchesIn(scoped, range, "oldest", false)) rows.push(row);
 		if (rows.length >= RECENT_MATCHES) {
 			enough = true;
 			break;
@@ -529,12 +532,7 @@ function rankUntil(
 		if (sessions >= UNTIL_TRIAL_SESSIONS && rows.length * maxSessions < RECENT_MATCHES * sessions) return null;
 	}
 	if (walk.stopped) return null;
-	if (!enough && rows.length <= fullRankLimit) {
-		scoreAll(scoped, parsed, rows);
-		return { ranked: rows, mode: "full", rankedShare: 1 };
-	}
-	rows.sort((a, b) => (b.ts_ms ?? 0) - (a.ts_ms ?? 0) || b.frag_key - a.frag_key);
-	return { ranked: rows.slice(0, RECENT_MATCHES), mode: "recent", rankedShare: null };
+	return rankRead(scoped, parsed, rows, !enough, fullRankLimit, (a, b) => (b.ts_ms ?? 0) - (a.ts_ms ?? 0) || b.frag_key - a.frag_key);
 }
 
 /** Score every candidate from its own term counts and length (answer-score.ts), in place. */
@@ -549,13 +547,7 @@ function scoreAll(scoped: ScopedSearch, parsed: ParsedQuery, ranked: RankedRow[]
  * The in-scope candidates: every match the filters allow when there are at most FULL_RANK_LIMIT
  * (`complete`), scored; otherwise a window of RECENT_MATCHES in index order.
  */
-function rankCandidates(
-	scoped: ScopedSearch,
-	parsed: ParsedQuery,
-	complete: boolean,
-	sort: NonNullable<SearchRequest["sort"]>,
-	bounds: SearchBounds,
-): { ranked: RankedRow[]; mode: SearchCoverage["mode"]; rankedShare: number | null } {
+function rankCandidates(scoped: ScopedSearch, parsed: ParsedQuery, complete: boolean, sort: NonNullable<SearchRequest["sort"]>, bounds: SearchBounds): Ranking {
 	if (complete) {
 		// Intersecting with a wide scope's tokens inside FTS5 can cost more than the query: when the
 		// user's terms alone match few fragments, the gate matches them alone and applies the same

@@ -130,9 +130,19 @@ export function filterSql(f: SqlFilters, sessionLevel = false): { where: string;
 		rest.sql.push(
 			`EXISTS (SELECT 1 FROM event_files ef WHERE ef.event_key = f.event_key AND (${files.map(() => "ef.path = ? OR instr(ef.path, ?) = 1").join(" OR ")}))`,
 		);
-		for (const p of files) rest.params.push(p, `${p.replace(/\/+$/, "")}/`);
+		for (const p of files) rest.params.push(p, underPath(p).from);
 	}
 	return { where: rest.sql.length > 0 ? rest.sql.join(" AND ") : "1", params: rest.params, needsEvents };
+}
+
+/**
+ * The paths under `path` (the --file filter: the path itself, or any path under it), as the
+ * prefix they start with (`from`) and the half-open range [from, to) they sort in: "0" follows
+ * "/", so every path starting with "dir/" sorts before "dir0".
+ */
+function underPath(path: string): { from: string; to: string } {
+	const dir = path.replace(/\/+$/, "");
+	return { from: `${dir}/`, to: `${dir}0` };
 }
 
 export interface RankedRow {
@@ -391,8 +401,8 @@ export function fileEventSpans(db: Database, where: { sql: string; params: SQLQu
 	// The same paths as filterSql's `ef.path = ? OR instr(ef.path, ?) = 1`, as ranges of the path index.
 	const paths = files.map(() => "ef.path = ? OR (ef.path >= ? AND ef.path < ?)").join(" OR ");
 	const params = files.flatMap((p) => {
-		const dir = p.replace(/\/+$/, "");
-		return [p, `${dir}/`, `${dir}0`]; // "0" follows "/": every path under dir sorts between them
+		const under = underPath(p);
+		return [p, under.from, under.to];
 	});
 	// Counted in admitted sessions only: which way the search goes depends on nothing outside the condition.
 	const touching = db

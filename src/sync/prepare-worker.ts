@@ -32,7 +32,12 @@ function send(part: PreparedPart): void {
 
 class Stopped extends Error {}
 
-const COLLECT_EVERY_BYTES = 32 * 1024 * 1024;
+/**
+ * A full collection after every so many bytes of source. The worker has time to spare (the writer
+ * is the slower thread), so collecting often costs the cold index nothing and keeps its heap, and
+ * the process's peak RSS, small: 1 GB cold index, every 32 MB → 8 MB: peak RSS 275 → 246 MB.
+ */
+const COLLECT_EVERY_BYTES = 8 * 1024 * 1024;
 
 // A worker starts only for a large batch of new files (pipeline.ts): compile from the start.
 compileForLongWork();

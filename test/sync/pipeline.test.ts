@@ -47,6 +47,38 @@ test("a pipelined cold index equals the main-thread one for every fixture", () =
 	expect((piped.query("PRAGMA cache_size").get() as { cache_size: number }).cache_size).toBe(-65536);
 });
 
+test("a pipelined cold index loads with FTS5's bulk settings and puts the index's own back", () => {
+	const sources = corpus();
+	const db = openIndex(":memory:");
+	const settings = () =>
+		Object.fromEntries(
+			(db.query("SELECT k, v FROM fts_config WHERE k IN ('automerge', 'hashsize')").all() as { k: string; v: number }[]).map((r) => [r.k, r.v]),
+		);
+	// A value the index had before (not FTS5's default) comes back as it was; one it did not have
+	// comes back as FTS5's default.
+	db.run("INSERT INTO fts(fts, rank) VALUES ('automerge', 6)");
+	const during: Record<string, number>[] = [];
+	syncIndex(db, { sourceDirs: sources, pipeline: "always", onProgress: () => during.push(settings()) });
+	expect(during.length).toBeGreaterThan(10);
+	for (const s of during) expect(s).toEqual({ automerge: 8, hashsize: 4 * 1024 * 1024 });
+	expect(settings()).toEqual({ automerge: 6, hashsize: 1024 * 1024 });
+	// A sync on this thread alone changes nothing.
+	const plain = openIndex(":memory:");
+	const plainDuring: Record<string, number>[] = [];
+	syncIndex(plain, {
+		sourceDirs: sources,
+		pipeline: "never",
+		onProgress: () =>
+			plainDuring.push(
+				Object.fromEntries(
+					(plain.query("SELECT k, v FROM fts_config WHERE k IN ('automerge', 'hashsize')").all() as { k: string; v: number }[]).map((r) => [r.k, r.v]),
+				),
+			),
+	});
+	expect(plainDuring.length).toBeGreaterThan(10);
+	for (const s of plainDuring) expect(s).toEqual({});
+});
+
 test("a file another writer indexed meanwhile is not written again from its prepared parts", () => {
 	const sources = corpus();
 	const db = openIndex(":memory:");

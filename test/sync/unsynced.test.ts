@@ -12,7 +12,7 @@ import { join } from "node:path";
 import type { SourceDir } from "../../src/source/discover.ts";
 import { openIndex } from "../../src/store/db.ts";
 import { currentBootId } from "../../src/store/unsynced.ts";
-import { syncIndex } from "../../src/sync/sync.ts";
+import { PIPELINE_BATCH_MS, syncIndex } from "../../src/sync/sync.ts";
 import { cleanupTempDirs, dumpIndex, makeTempDir } from "../helpers/temp.ts";
 import { checkIntegrity, cleanDump, dumpDiff } from "../reliability/util.ts";
 import { oneMessageSession, writeSession } from "../query/helpers.ts";
@@ -139,13 +139,13 @@ linux(
 		const { openIndex } = await import(${JSON.stringify(join(import.meta.dir, "../../src/store/db.ts"))});
 		const { syncIndex } = await import(${JSON.stringify(join(import.meta.dir, "../../src/sync/sync.ts"))});
 		const db = openIndex(${JSON.stringify(index)});
-		syncIndex(db, { sourceDirs: ${JSON.stringify(sources)}, pipeline: "always", onProgress: () => Bun.sleepSync(40) });
+		syncIndex(db, { sourceDirs: ${JSON.stringify(sources)}, pipeline: "always", onProgress: () => Bun.sleepSync(100) });
 	`;
 		const child = Bun.spawn([process.execPath, "-e", script], { stdout: "ignore", stderr: "pipe" });
 		const deadline = Date.now() + 20_000;
 		while (!existsSync(join(markers, String(child.pid))) && Date.now() < deadline) await Bun.sleep(5);
 		expect(existsSync(join(markers, String(child.pid)))).toBe(true);
-		await Bun.sleep(800); // past the first commit (every 500 ms), before the last file
+		await Bun.sleep(PIPELINE_BATCH_MS + 800); // past the first commit, before the last file (40 × 100 ms)
 		child.kill("SIGKILL");
 		await child.exited;
 		expect(readdirSync(markers)).toEqual([String(child.pid)]);

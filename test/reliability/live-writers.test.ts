@@ -232,6 +232,10 @@ test(
 			db.close();
 		}
 
+		// The search loop stops first: every 50 searches it closes the serve process and starts
+		// another, which would close the one the calls below are waiting on.
+		serving = false;
+		await searchLoop;
 		// serve sees the final state: each planted tag of the resumed session is found exactly once.
 		await sleep(1600);
 		for (let r = 6; r < 6 + resumedLines; r++) {
@@ -240,8 +244,6 @@ test(
 			const hits = frame.result.structuredContent.hits as { entryId: string }[];
 			expect(hits.length).toBe(1);
 		}
-		serving = false;
-		await searchLoop;
 		expect(await serve.close()).toBe(0);
 		if (serve.nonJson.length > 0) failures.push(`serve wrote non-JSON to stdout: ${serve.nonJson.slice(0, 3).join(" | ")}`);
 

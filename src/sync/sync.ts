@@ -113,8 +113,10 @@ export function syncIndex(db: Database, options: SyncOptions): SyncReport {
 	let batchStarted = 0;
 	let batchBytes = 0;
 	let collectedAt = 0;
-	const pipeline = startPipeline(db, changed, known, options.pipeline ?? "auto", options.debug);
+	let pipeline: ReturnType<typeof startPipeline> = null;
 	try {
+		// Inside: starting it writes (FTS5's settings), and a failure is the index's, reported as one.
+		pipeline = startPipeline(db, changed, known, options.pipeline ?? "auto", options.debug);
 		for (const file of changed) {
 			if (options.budgetMs !== undefined && performance.now() - started > options.budgetMs) {
 				report.sessions.pending = total - done;
@@ -232,6 +234,10 @@ function startPipeline(
 		restore: () => {
 			try {
 				restoreFullText();
+			} catch (err) {
+				// Not worth failing a sync that wrote everything: the settings only tune FTS5's merging,
+				// and an index left with them is whole.
+				debug?.(`cannot put FTS5's settings back: ${isDatabaseError(err) ? describeDbError(err) : String(err)}`);
 			} finally {
 				restoreSync();
 				restorePageCache();

@@ -208,6 +208,17 @@ export function withoutFsync(db: Database): () => void {
 }
 
 /**
+ * Checkpoint the WAL every `pages` pages for a while (a cold index: sync.ts); the returned function
+ * puts the interval back. A page written again before the checkpoint is copied into the database
+ * once, not once per checkpoint it was written between.
+ */
+export function setWalCheckpointPages(db: Database, pages: number): () => void {
+	const before = (db.query("PRAGMA wal_autocheckpoint").get() as { wal_autocheckpoint: number }).wal_autocheckpoint;
+	db.run(`PRAGMA wal_autocheckpoint = ${pages}`);
+	return () => db.run(`PRAGMA wal_autocheckpoint = ${before}`);
+}
+
+/**
  * FTS5's own defaults for the settings a bulk load changes: `automerge` (how many segments of a
  * level are merged at once) and `hashsize` (bytes of postings held in memory before a segment is
  * written).

@@ -50,14 +50,16 @@ try {
 			(part) => {
 				sinceCollect += part.bytes;
 				send(part);
+				// This thread's garbage (read buffers, parsed lines) is not collected often enough by
+				// itself. Within a file too: collected only between files, a 52 MB session's garbage
+				// piled up until its end (peak RSS of a 1 GB cold index 282–302 → 225–230 MB).
+				if (sinceCollect >= COLLECT_EVERY_BYTES) {
+					Bun.gc(true);
+					sinceCollect = 0;
+				}
 			},
 			wordForms,
 		);
-		// This thread's garbage (read buffers, parsed lines) is not collected often enough by itself.
-		if (sinceCollect >= COLLECT_EVERY_BYTES) {
-			Bun.gc(true);
-			sinceCollect = 0;
-		}
 	}
 } catch (err) {
 	if (!(err instanceof Stopped)) throw err;

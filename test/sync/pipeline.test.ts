@@ -43,8 +43,9 @@ test("a pipelined cold index equals the main-thread one for every fixture", () =
 	expect(a.diagnostics).toEqual(b.diagnostics);
 	expect(a.sessions.new).toBeGreaterThan(10);
 	expect(dumpIndex(piped)).toEqual(dumpIndex(plain));
-	// The page cache the pipeline shrank is restored.
+	// The page cache the pipeline shrank and the WAL checkpoint interval it widened are restored.
 	expect((piped.query("PRAGMA cache_size").get() as { cache_size: number }).cache_size).toBe(-65536);
+	expect((piped.query("PRAGMA wal_autocheckpoint").get() as { wal_autocheckpoint: number }).wal_autocheckpoint).toBe(1000);
 });
 
 test("a pipelined cold index loads with FTS5's bulk settings and puts the index's own back", () => {
@@ -58,9 +59,18 @@ test("a pipelined cold index loads with FTS5's bulk settings and puts the index'
 	// comes back as FTS5's default.
 	db.run("INSERT INTO fts(fts, rank) VALUES ('automerge', 6)");
 	const during: Record<string, number>[] = [];
-	syncIndex(db, { sourceDirs: sources, pipeline: "always", onProgress: () => during.push(settings()) });
+	const checkpointPages: number[] = [];
+	syncIndex(db, {
+		sourceDirs: sources,
+		pipeline: "always",
+		onProgress: () => {
+			during.push(settings());
+			checkpointPages.push((db.query("PRAGMA wal_autocheckpoint").get() as { wal_autocheckpoint: number }).wal_autocheckpoint);
+		},
+	});
 	expect(during.length).toBeGreaterThan(10);
 	for (const s of during) expect(s).toEqual({ automerge: 8, hashsize: 4 * 1024 * 1024 });
+	expect(new Set(checkpointPages)).toEqual(new Set([10_000]));
 	expect(settings()).toEqual({ automerge: 6, hashsize: 1024 * 1024 });
 	// A sync on this thread alone changes nothing.
 	const plain = openIndex(":memory:");

@@ -76,9 +76,19 @@ function release(dir: string, commit: string): void {
 	console.error(`wrote ${join(dir, "SHA256SUMS")} and the npm packages in ${join(dir, "npm")}`);
 }
 
+const USAGE = `usage:
+  bun build.ts [OUTFILE]        the binary for this machine → dist/pi-events by default
+  bun build.ts --release [DIR]  every release target → DIR (default dist/release)`;
+
 if (import.meta.main) {
 	const args = process.argv.slice(2);
 	const started = performance.now();
+	// An option this script does not know is not a file name (`bun build.ts --help` once wrote a binary named --help).
+	if (args[0]?.startsWith("-") && args[0] !== "--release") {
+		const help = args[0] === "--help" || args[0] === "-h";
+		(help ? console.log : console.error)(help ? USAGE : `unknown option ${args[0]}\n${USAGE}`);
+		process.exit(help ? 0 : 2);
+	}
 	try {
 		if (args[0] === "--release") {
 			release(args[1] ?? "dist/release", commitOf());

@@ -491,7 +491,7 @@ export class ScopedSearch {
 	 * included, as in activeSince), until the time range runs out or more than `maxEvents` of their
 	 * events were read (then `walk.stopped`).
 	 */
-	activeBefore(untilMs: number, sinceMs: number | undefined, maxEvents: number, walk: { scanned: number; stopped: boolean }): Generator<RowidRange> {
+	activeBefore(untilMs: number, sinceMs: number | undefined, maxEvents: number, walk: { stopped: boolean }): Generator<RowidRange> {
 		return activeSpansBefore(this.db, sessionRuleSql(this.plan.rule), untilMs, sinceMs, maxEvents, walk);
 	}
 

@@ -517,7 +517,7 @@ function rankUntil(
 	fullRankLimit: number,
 	maxSessions: number,
 ): Ranking | null {
-	const walk = { scanned: 0, stopped: false };
+	const walk = { stopped: false };
 	const rows: RankedRow[] = [];
 	let sessions = 0;
 	let enough = false;

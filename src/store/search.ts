@@ -436,9 +436,10 @@ export function* activeSpansBefore(
 	untilMs: number,
 	sinceMs: number | undefined,
 	maxEvents: number,
-	walk: { scanned: number; stopped: boolean },
+	walk: { stopped: boolean },
 ): Generator<RowidRange> {
 	const seen = new Set<number>();
+	let scanned = 0;
 	// CROSS JOIN keeps the events' time index as the outer loop: newest first, no sort.
 	const events = db.query(
 		`SELECT e.session_key FROM events e CROSS JOIN sessions s ON s.session_key = e.session_key
@@ -446,7 +447,7 @@ export function* activeSpansBefore(
 	);
 	const params: SQLQueryBindings[] = sinceMs === undefined ? [untilMs] : [untilMs, sinceMs];
 	for (const row of events.iterate(...params, ...where.params) as IterableIterator<{ session_key: number }>) {
-		if (++walk.scanned > maxEvents) {
+		if (++scanned > maxEvents) {
 			walk.stopped = true;
 			return;
 		}

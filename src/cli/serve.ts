@@ -88,15 +88,25 @@ export const serveCommand = defineCommand({
 async function listenAtIndex(indexPath: string, log: (line: string) => void): Promise<CommandServer> {
 	const socketPath = socketPathFor(indexPath);
 	if (socketPath === null) throw new PiEventsError("E_USAGE", `the socket path ${indexPath}.sock is too long for a Unix socket: use a shorter --index`);
-	const server = await listenForCommands({ socketPath, indexPath, version: VERSION_LINE, log });
-	// A stopped server removes its socket, so no client waits on it.
+	// A stopped server removes its socket, so no client waits on it. The handlers come before the
+	// socket is bound: a signal's default action, in the moment between bind and handlers, would end
+	// the process and leave the socket behind. (A handler runs on the event loop, after the
+	// assignment below, never between the bind and it.)
+	let server: CommandServer | null = null;
 	const stop = () => {
-		server.stop();
+		server?.stop();
 		process.exit(0);
 	};
 	process.once("SIGINT", stop);
 	process.once("SIGTERM", stop);
 	process.once("SIGHUP", stop);
+	try {
+		server = await listenForCommands({ socketPath, indexPath, version: VERSION_LINE, log });
+	} catch (err) {
+		// Not listening (the socket is another server's, say): a --stdio server goes on without them.
+		for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.off(signal, stop);
+		throw err;
+	}
 	return server;
 }
 

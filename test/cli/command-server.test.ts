@@ -174,6 +174,25 @@ describe("serve --socket", () => {
 		expect(r.json().hits.length).toBeGreaterThan(0);
 	});
 
+	test("a SIGTERM the moment the socket appears still removes it (the handlers are there before the bind)", async () => {
+		for (let round = 0; round < 5; round++) {
+			const proc = Bun.spawn([process.execPath, MAIN, "serve", "--socket", "--index", indexPath, "--sessions-dir", sessions], {
+				cwd: layout.root,
+				env: isolatedEnv(layout),
+				stdout: "ignore",
+				stderr: "ignore",
+			});
+			// Spin, not sleep: the signal must land as close to the bind as this process can see it.
+			const deadline = performance.now() + 10_000;
+			while (!existsSync(socketPath) && performance.now() < deadline);
+			proc.kill("SIGTERM");
+			await proc.exited;
+			expect(proc.signalCode).toBe(null);
+			expect(proc.exitCode).toBe(0);
+			expect(existsSync(socketPath)).toBe(false);
+		}
+	});
+
 	test("a socket left by a killed server: clients run the command themselves, and a new server takes its place", async () => {
 		const killed = await startServer();
 		killed.proc.kill("SIGKILL");

@@ -166,3 +166,9 @@ export interface Diagnostic {
 	kind: DiagnosticKind;
 	detail: string;
 }
+
+/**
+ * The freshness problem of an answer whose sync found another process writing the index (a long
+ * sync holds its lock for seconds): sync/freshness.ts says it, present/render.ts words the line by it.
+ */
+export const BUSY_PROBLEM = "not synced: another process is updating the index; this answer is from what it holds so far";

@@ -2,6 +2,7 @@
  * Pure renderers for people: search hits, freshness lines. Colour is a parameter, decided by the
  * shell (TTY and NO_COLOR), never detected here.
  */
+import { BUSY_PROBLEM } from "../model.ts";
 import type { Freshness } from "../sync/freshness.ts";
 import { type Hit, RECENT_MATCHES, type SearchCoverage } from "../query/search.ts";
 import { groupThousands } from "../project/text.ts";
@@ -90,9 +91,16 @@ function cwdLabel(cwd: string | null, root: string | null): string {
 
 export function freshnessLine(f: Freshness, coverage?: SearchCoverage): string {
 	const parts: string[] = [];
+	// Another process updating the index is why this answer was not synced: said first, once, and
+	// running `pi-events index` meanwhile would only wait for it.
+	const busy = f.problems.includes(BUSY_PROBLEM);
 	if (f.synced) parts.push(`synced in ${f.syncMs} ms`);
+	else if (busy) parts.push(BUSY_PROBLEM);
 	else parts.push(`not synced (last sync ${f.lastSyncAt ?? "never"})`);
-	if (f.pendingFiles > 0) parts.push(`${f.pendingFiles} changed session files not indexed yet (run pi-events index)`);
+	if (f.pendingFiles > 0) {
+		const files = `${groupThousands(f.pendingFiles)} changed session file${f.pendingFiles === 1 ? "" : "s"} not indexed yet`;
+		parts.push(busy ? files : `${files} (run pi-events index)`);
+	}
 	if (f.missingFiles > 0) parts.push(`${f.missingFiles} indexed files gone`);
 	if (f.newDiagnostics > 0) parts.push(`${f.newDiagnostics} new diagnostics`);
 	if (coverage?.mode === "recent") {
@@ -109,7 +117,7 @@ export function freshnessLine(f: Freshness, coverage?: SearchCoverage): string {
 		);
 	}
 	if (coverage && coverage.ignoredTerms.length > 0) parts.push(`ignored: ${coverage.ignoredTerms.map((t) => JSON.stringify(t)).join(" ")}`);
-	for (const p of f.problems) parts.push(p);
+	for (const p of f.problems) if (p !== BUSY_PROBLEM) parts.push(p);
 	return terminalSafe(parts.join("; "));
 }
 

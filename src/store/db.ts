@@ -208,6 +208,16 @@ export function withoutFsync(db: Database): () => void {
 }
 
 /**
+ * Wait at most `ms` for another process's write lock for a while (a query's sync: sync/freshness.ts);
+ * the returned function puts the connection's own wait back.
+ */
+export function setBusyTimeout(db: Database, ms: number): () => void {
+	const before = (db.query("PRAGMA busy_timeout").get() as { timeout: number }).timeout;
+	db.run(`PRAGMA busy_timeout = ${Math.max(0, Math.round(ms))}`);
+	return () => db.run(`PRAGMA busy_timeout = ${before}`);
+}
+
+/**
  * Checkpoint the WAL every `pages` pages for a while (a cold index: sync.ts); the returned function
  * puts the interval back. A page written again before the checkpoint is copied into the database
  * once, not once per checkpoint it was written between.
@@ -555,6 +565,11 @@ function reason(err: unknown): string {
 }
 
 export { reason as describeDbError };
+
+/** Whether a database error is another connection's lock (SQLITE_BUSY or SQLITE_LOCKED, after the connection's wait). */
+export function isBusyError(err: unknown): boolean {
+	return failureOf(err) === "busy";
+}
 
 /** Errors of the database itself (full disk, I/O, read-only, damage), as opposed to one bad input. */
 export function isDatabaseError(err: unknown): boolean {

@@ -7,14 +7,25 @@
 import type { Database } from "bun:sqlite";
 import { Gate } from "../gate/gate.ts";
 import { PiEventsError } from "../errors.ts";
+import { BUSY_PROBLEM } from "../model.ts";
+import { isBusyError } from "../store/db.ts";
 import type { SourceDir } from "../source/discover.ts";
 import { type Scope, sessionInScope } from "../auth/scope.ts";
 import { lastFullCheck, lastSync } from "../store/status.ts";
+import type { CheckPolicy } from "./check.ts";
 import { compareSources, headerCwd } from "./compare.ts";
 import { syncIndex } from "./sync.ts";
 
 /** How long a query may spend syncing before it answers from what is indexed. */
 const QUERY_SYNC_BUDGET_MS = 3000;
+/**
+ * How long a query's sync waits for another process's write lock. An incremental sync holds it for
+ * milliseconds; a long one (a cold `pi-events index`, a large backlog) holds it for its batches,
+ * seconds on end, and a query waiting on it waited up to SQLite's 10 s per batch (a search during a
+ * 1 GB cold index: 3.3–7.6 s). Past this wait the query answers from what the index holds and says
+ * that another process is updating it.
+ */
+export const QUERY_LOCK_WAIT_MS = 300;
 const MAX_PROBLEMS = 20;
 
 export interface Freshness {
@@ -75,13 +86,22 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 export function observe(db: Database, sourceDirs: readonly SourceDir[], options: RefreshOptions): RawFreshness {
 	// A query's check never runs a full one, whose cost grows with history (check.ts: onStale).
 	const check = { callerFile: options.callerFile ?? null, onStale: options.onStale ?? "slice" };
+	const started = performance.now();
 	if (options.sync) {
 		let report: ReturnType<typeof syncIndex>;
 		try {
-			report = syncIndex(db, { sourceDirs, budgetMs: options.budgetMs ?? QUERY_SYNC_BUDGET_MS, debug: options.debug, check });
+			report = syncIndex(db, {
+				sourceDirs,
+				budgetMs: options.budgetMs ?? QUERY_SYNC_BUDGET_MS,
+				lockWaitMs: QUERY_LOCK_WAIT_MS,
+				debug: options.debug,
+				check,
+			});
 		} catch (err) {
-			// The index could not be updated (full disk, I/O): answer from what it holds, and say so.
+			// The index could not be updated (full disk, I/O, another process's lock): answer from what it
+			// holds, and say so.
 			if (!(err instanceof PiEventsError)) throw err;
+			if (isBusyError(err.cause)) return notSynced(db, sourceDirs, check, [BUSY_PROBLEM], started);
 			const last = lastSync(db);
 			return {
 				synced: false,
@@ -115,7 +135,14 @@ export function observe(db: Database, sourceDirs: readonly SourceDir[], options:
 			diagnosticsByFile: report.diagnosticsByFile,
 		};
 	}
-	const started = performance.now();
+	return notSynced(db, sourceDirs, check, [], started);
+}
+
+/**
+ * Freshness without a sync: the sources compared with the index (read-only), with `problems`
+ * first; `syncMs` counts from `started` (a sync that waited for a lock in vain included).
+ */
+function notSynced(db: Database, sourceDirs: readonly SourceDir[], check: CheckPolicy, problems: string[], started: number): RawFreshness {
 	const looked = compareSources(db, sourceDirs, check);
 	const last = lastSync(db);
 	return {
@@ -124,8 +151,9 @@ export function observe(db: Database, sourceDirs: readonly SourceDir[], options:
 		pendingFiles: looked.pending.length,
 		missingFiles: looked.missing.length,
 		newDiagnostics: 0,
-		problems: looked.unreadable.map((d) => `cannot read ${d.path}: ${d.error}`),
-		problemPaths: looked.unreadable.map((d) => d.path),
+		// A problem with no path of its own ("") is shown in every scope (visibleProblems).
+		problems: [...problems, ...looked.unreadable.map((d) => `cannot read ${d.path}: ${d.error}`)],
+		problemPaths: [...problems.map(() => ""), ...looked.unreadable.map((d) => d.path)],
 		lastSyncAt: last ? new Date(last.at).toISOString() : null,
 		check: looked.mode,
 		lastFullCheckAt: iso(looked.lastFullCheckAt),

@@ -19,6 +19,7 @@ import {
 	isReadOnly,
 	PAGE_CACHE_KIB,
 	setPageCache,
+	setBusyTimeout,
 	setWalCheckpointPages,
 	withBulkFullText,
 	withoutFsync,
@@ -47,6 +48,12 @@ interface SyncOptions {
 	check?: CheckPolicy;
 	/** Prepare new files in a worker (pipeline.ts): "auto" (default) when they are many bytes. */
 	pipeline?: "auto" | "always" | "never";
+	/**
+	 * Wait at most this long for another process's write lock (a query's sync: freshness.ts); past
+	 * it the sync fails as "locked by another process", having kept what it committed. Default: the
+	 * connection's own wait (10 s).
+	 */
+	lockWaitMs?: number;
 }
 
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -93,6 +100,15 @@ function asIndexError(err: unknown): unknown {
 export function syncIndex(db: Database, options: SyncOptions): SyncReport {
 	// Said up front: a sync that finds nothing to change writes nothing, and would otherwise pass.
 	if (isReadOnly(db)) throw new PiEventsError("E_INDEX", "cannot update the index: the index location is read-only; it keeps its last consistent state");
+	const restoreWait = options.lockWaitMs === undefined ? null : setBusyTimeout(db, options.lockWaitMs);
+	try {
+		return syncSources(db, options);
+	} finally {
+		restoreWait?.();
+	}
+}
+
+function syncSources(db: Database, options: SyncOptions): SyncReport {
 	const started = performance.now();
 	const writer = new IndexWriter(db);
 	const changesAtStart = writer.changes();

@@ -330,7 +330,7 @@ describe("freshness", () => {
 		expect(f.pendingFiles).toBe(1);
 		expect(typeof f.lastSyncAt).toBe("string");
 		const staleText = search(["freshnessword", "--all", "--no-sync"], { sessionsDir: dir });
-		expect(staleText.stderr).toContain("1 changed session files not indexed yet");
+		expect(staleText.stderr).toContain("1 changed session file not indexed yet");
 
 		const synced = search(["freshnessword", "--all", "--json"], { sessionsDir: dir });
 		expect(synced.exitCode).toBe(0);

@@ -78,6 +78,7 @@ export const serveCommand = defineCommand({
 				process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error: frame too large" } })}\n`),
 			);
 		} finally {
+			server.close();
 			commands?.stop();
 			db.close();
 		}

@@ -33,6 +33,17 @@ const MAX_FRAME_BYTES = 1024 * 1024;
 const SYNC_INTERVAL_MS = 1500;
 /** Time budget of the sync that precedes a tool call. */
 const CALL_SYNC_BUDGET_MS = 2000;
+/**
+ * A backlog (session files a budgeted sync left pending: the first start over a long history, a
+ * burst of new sessions) is indexed between calls, in syncs of this budget: a call that comes
+ * meanwhile waits at most one of them, and the next calls find the index complete sooner than one
+ * budgeted sync per call and per turn would make it.
+ */
+const BACKFILL_SLICE_MS = 2000;
+/** The pause between two slices of a backlog: requests that came meanwhile are answered first. */
+const BACKFILL_PAUSE_MS = 50;
+/** After a slice that made no progress (another process writing the index, say): try again this much later. */
+const BACKFILL_RETRY_MS = 5000;
 
 interface ServerOptions {
 	db: Database;
@@ -42,6 +53,8 @@ interface ServerOptions {
 	launch: { root: string | null; cwd: string; sessionId: string | null; sessionFile: string | null };
 	write: (frame: string) => void;
 	log: (line: string) => void;
+	/** Sync budgets (ms): before a call, and of each slice of a backlog (tests set small ones). */
+	syncBudgets?: { callMs: number; backfillMs: number };
 }
 
 type Id = string | number;
@@ -59,8 +72,18 @@ export class StdioServer {
 	private initialized = false;
 	private lastSync = 0;
 	private lastFreshness: RawFreshness | null = null;
+	/** The next slice of a backlog, when one is planned. */
+	private backfillTimer: ReturnType<typeof setTimeout> | null = null;
+	private closed = false;
 
 	constructor(private readonly opts: ServerOptions) {}
+
+	/** No more syncs: the caller closes the index next. */
+	close(): void {
+		this.closed = true;
+		if (this.backfillTimer !== null) clearTimeout(this.backfillTimer);
+		this.backfillTimer = null;
+	}
 
 	/** Handle one raw frame (without its LF); returns nothing, writes a response if one is due. */
 	handleFrame(text: string): void {
@@ -204,15 +227,40 @@ export class StdioServer {
 		const now = performance.now();
 		const callerGrew = callerFile !== null && this.grewSinceIndexed(callerFile);
 		if (!callerGrew && this.lastFreshness && now - this.lastSync < SYNC_INTERVAL_MS) return this.lastFreshness;
-		this.lastFreshness = observe(this.opts.db, this.opts.settings.sourceDirs, {
-			sync: true,
-			budgetMs: CALL_SYNC_BUDGET_MS,
-			debug: this.opts.log,
-			callerFile,
-			onStale,
-		});
+		return this.sync(this.opts.syncBudgets?.callMs ?? CALL_SYNC_BUDGET_MS, callerFile, onStale);
+	}
+
+	private sync(budgetMs: number, callerFile: string | null, onStale: "full" | "slice"): RawFreshness {
+		const before = this.lastFreshness;
+		const fresh = observe(this.opts.db, this.opts.settings.sourceDirs, { sync: true, budgetMs, debug: this.opts.log, callerFile, onStale });
+		this.lastFreshness = fresh;
 		this.lastSync = performance.now();
-		return this.lastFreshness;
+		this.planBackfill(fresh, before);
+		return fresh;
+	}
+
+	/**
+	 * After a sync that left files pending, the next slice of the backlog: soon when this sync made
+	 * progress, later when it could not (another process holds the index; files it cannot read are
+	 * problems, never pending).
+	 */
+	private planBackfill(fresh: RawFreshness, before: RawFreshness | null): void {
+		if (this.closed || this.backfillTimer !== null || fresh.pendingFiles === 0) return;
+		const progressed = fresh.synced && (before === null || before.pendingFiles === 0 || fresh.pendingFiles < before.pendingFiles);
+		this.backfillTimer = setTimeout(
+			() => {
+				this.backfillTimer = null;
+				if (this.closed) return;
+				try {
+					this.sync(this.opts.syncBudgets?.backfillMs ?? BACKFILL_SLICE_MS, null, "slice");
+				} catch (err) {
+					this.opts.log(`pi-events serve: sync failed: ${publicMessage(err)}`);
+				}
+			},
+			progressed ? BACKFILL_PAUSE_MS : BACKFILL_RETRY_MS,
+		);
+		// Never what keeps the process alive: stdin (or the command socket) does.
+		this.backfillTimer.unref?.();
 	}
 
 	private grewSinceIndexed(path: string): boolean {

@@ -12,7 +12,7 @@ import { derivedScopeColumn, scopeColumn } from "../auth/scope-tokens.ts";
 import { fullTextColumns } from "../project/fulltext.ts";
 import { WordForms } from "../project/stem.ts";
 import { fragmentWeight } from "../project/weights.ts";
-import { fragmentKeySpan } from "./db.ts";
+import { fragmentKeySpan, setBusyTimeout } from "./db.ts";
 
 export interface FileRow {
 	file_key: number;
@@ -358,15 +358,14 @@ export class IndexWriter {
 
 	/** Checkpoint and truncate the WAL without waiting; false when readers kept it from completing. */
 	checkpoint(): boolean {
-		const timeout = (this.db.query("PRAGMA busy_timeout").get() as { timeout: number }).timeout;
-		this.db.run("PRAGMA busy_timeout = 0");
+		const restoreWait = setBusyTimeout(this.db, 0);
 		try {
 			const row = this.db.query("PRAGMA wal_checkpoint(TRUNCATE)").get() as { busy: number; log: number; checkpointed: number } | null;
 			return row !== null && row.busy === 0 && row.log === 0;
 		} catch {
 			return false;
 		} finally {
-			this.db.run(`PRAGMA busy_timeout = ${timeout}`);
+			restoreWait();
 		}
 	}
 

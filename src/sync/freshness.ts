@@ -25,7 +25,7 @@ const QUERY_SYNC_BUDGET_MS = 3000;
  * 1 GB cold index: 3.3–7.6 s). Past this wait the query answers from what the index holds and says
  * that another process is updating it.
  */
-export const QUERY_LOCK_WAIT_MS = 300;
+const QUERY_LOCK_WAIT_MS = 300;
 const MAX_PROBLEMS = 20;
 
 export interface Freshness {

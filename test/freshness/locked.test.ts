@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { BUSY_PROBLEM } from "../../src/model.ts";
 import { type AgentLayout, cleanupTempDirs, encodeCwd, isolatedEnv, MAIN, makeAgentLayout, runCli } from "../helpers/temp.ts";
+import { userEntry, writeSession } from "../query/helpers.ts";
 import { RawServer } from "../server/harness.ts";
 
 afterAll(cleanupTempDirs);
@@ -21,17 +22,8 @@ let layout: AgentLayout;
 let dir: string;
 
 function sessionFile(id: string, word: string): string {
-	const path = join(dir, `2026-10-01T10-00-00-000Z_${id}.jsonl`);
-	const header = { type: "session", version: 3, id, timestamp: "2026-10-01T10:00:00.000Z", cwd: CWD };
-	const entry = {
-		type: "message",
-		id: `${id}-1`,
-		parentId: null,
-		timestamp: "2026-10-01T10:00:05.000Z",
-		message: { role: "user", content: [{ type: "text", text: `the ${word} happened` }], timestamp: 1_790_000_000_000 },
-	};
-	writeFileSync(path, `${JSON.stringify(header)}\n${JSON.stringify(entry)}\n`);
-	return path;
+	const entry = userEntry(`${id}-1`, null, "2026-10-01T10:00:05.000Z", `the ${word} happened`);
+	return writeSession(dir, { id, cwd: CWD, entries: [entry] }, `2026-10-01T10-00-00-000Z_${id}`);
 }
 
 /**

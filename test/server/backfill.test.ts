@@ -7,12 +7,13 @@
  */
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { resolveSettings } from "../../src/config.ts";
 import { StdioServer } from "../../src/server/stdio.ts";
 import { openIndex } from "../../src/store/db.ts";
 import { cleanupTempDirs, encodeCwd, isolatedEnv, makeAgentLayout } from "../helpers/temp.ts";
+import { userEntry, writeSession } from "../query/helpers.ts";
 
 afterAll(cleanupTempDirs);
 
@@ -26,15 +27,8 @@ function backlog() {
 	mkdirSync(dir, { recursive: true });
 	for (let i = 0; i < FILES; i++) {
 		const id = `bf-${String(i).padStart(4, "0")}`;
-		const header = { type: "session", version: 3, id, timestamp: "2026-10-01T10:00:00.000Z", cwd: CWD };
-		const entry = {
-			type: "message",
-			id: `${id}-1`,
-			parentId: null,
-			timestamp: "2026-10-01T10:00:05.000Z",
-			message: { role: "user", content: [{ type: "text", text: `a quokka and backfill${i}` }], timestamp: 1_790_000_000_000 },
-		};
-		writeFileSync(join(dir, `2026-10-01T10-00-00-000Z_${id}.jsonl`), `${JSON.stringify(header)}\n${JSON.stringify(entry)}\n`);
+		const entry = userEntry(`${id}-1`, null, "2026-10-01T10:00:05.000Z", `a quokka and backfill${i}`);
+		writeSession(dir, { id, cwd: CWD, entries: [entry] }, `2026-10-01T10-00-00-000Z_${id}`);
 	}
 	const indexPath = join(layout.root, "idx", "index.db");
 	const settings = resolveSettings({ sessionDirs: [layout.sessionsDir], cwd: layout.root, env: isolatedEnv(layout), indexPath });

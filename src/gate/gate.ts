@@ -17,6 +17,7 @@
  *   scoped.count(cap, range?) / scoped.fewUnscopedMatches(n) / scoped.rank(limit, { order, withTime, scopeInSql, range })
  *   scoped.tokenCount(expr, cap) / scoped.window(fragments, order)   (bounding the cost of common words)
  *   scoped.activeSince(ms, cap) / scoped.activeBefore(ms, since, max, walk) / scoped.fileSpans(files, cap) / scoped.admitsSessions(n)   (admitted sessions' spans)
+ *   scoped.withSpanReads(read)   (a larger page cache while many spans are read)
  *   scoped.hydrate(ranked) / scoped.matchedPerEvent(rows) / scoped.failedCallEvents(keys)
  *   scoped.occurs(expr) (explaining an empty answer; never looks past the cutoff)
  *
@@ -82,6 +83,7 @@ import {
 	sessionSummaries,
 } from "../store/listing.ts";
 import { cwdOfIndexedFile } from "../store/status.ts";
+import { pageCacheAtLeast, SPAN_READS_PAGE_CACHE_KIB } from "../store/db.ts";
 
 export type { BrowseSessionRow, CandidateRow, EventRow, FragmentRow, ListedSessionRow, RankedRow, RowidRange, SessionRow, SessionSummaryRow };
 
@@ -493,6 +495,19 @@ export class ScopedSearch {
 	 */
 	activeBefore(untilMs: number, sinceMs: number | undefined, maxEvents: number, walk: { stopped: boolean }): Generator<RowidRange> {
 		return activeSpansBefore(this.db, sessionRuleSql(this.plan.rule), untilMs, sinceMs, maxEvents, walk);
+	}
+
+	/**
+	 * `read` with a page cache large enough for reading many sessions' matches one session at a
+	 * time (each read seeks the postings in every full-text segment again; store/db.ts).
+	 */
+	withSpanReads<T>(read: () => T): T {
+		const restore = pageCacheAtLeast(this.db, SPAN_READS_PAGE_CACHE_KIB);
+		try {
+			return read();
+		} finally {
+			restore();
+		}
 	}
 
 	/** Whether the scope admits at least `count` sessions (the targeted current session included). */

@@ -51,7 +51,8 @@ const SINCE_SESSIONS = 100;
 /**
  * A very common query with --until searches the sessions last active before then one by one
  * (rankUntil), reading at most this many sessions and this many events of the time index to find
- * its newest matches; past either bound (filters that reject most of them), it walks the matches.
+ * its newest matches; past either bound (filters that reject most of them), it walks the matches,
+ * unless a filter checked on each match rejects them: then it answers from the sessions read.
  */
 const UNTIL_SESSIONS = 200;
 const UNTIL_EVENTS = 50_000;
@@ -259,7 +260,7 @@ function searchWith(db: Database, request: SearchRequest, files: SourceFiles): S
 	const { ranked, mode, rankedShare } =
 		inWindow !== null
 			? rankWindow(scoped, parsed, inWindow)
-			: ((complete ? null : rankInParts(scoped, parsed, request.filters, sort, bounds, fullRankLimit)) ??
+			: ((complete ? null : rankInParts(scoped, parsed, request.filters, sort, bounds, fullRankLimit, limit)) ??
 				rankCandidates(scoped, parsed, complete, sort, bounds));
 
 	// Signals BM25 cannot see (conversational evidence, proximity), from the top candidates' source text.
@@ -468,16 +469,18 @@ function rankInParts(
 	sort: SortOrder,
 	bounds: SearchBounds,
 	fullRankLimit: number,
+	limit: number,
 ): Ranking | null {
 	const { sinceMs, untilMs, files } = filters;
 	const spans = (sinceMs !== undefined ? scoped.activeSince(sinceMs, SINCE_SESSIONS) : null) ?? (files?.length ? scoped.fileSpans(files, FILE_ROWS) : null);
 	if (spans !== null) {
 		// Every match the filters allow is in these spans.
-		const rows = spans.flatMap((range) => matchesIn(scoped, range, "oldest", false));
+		const rows = scoped.withSpanReads(() => spans.flatMap((range) => matchesIn(scoped, range, "oldest", false)));
 		return rankRead(scoped, parsed, rows, true, fullRankLimit, sort === "oldest" ? (a, b) => a.frag_key - b.frag_key : (a, b) => b.frag_key - a.frag_key);
 	}
 	if (untilMs === undefined || sort === "oldest" || !scoped.admitsSessions(bounds.untilMinSessions ?? UNTIL_MIN_SESSIONS)) return null;
-	return rankUntil(scoped, parsed, untilMs, sinceMs, fullRankLimit, bounds.untilSessions ?? UNTIL_SESSIONS);
+	const until = { untilMs, sinceMs, maxSessions: bounds.untilSessions ?? UNTIL_SESSIONS, categorical: hasCategoricalFilter(filters), limit };
+	return scoped.withSpanReads(() => rankUntil(scoped, parsed, until, fullRankLimit));
 }
 
 /**
@@ -504,34 +507,53 @@ function rankRead(
 /**
  * The matches of a very common query with --until, from the sessions whose newest activity before
  * then is newest, one session at a time, until RECENT_MATCHES of them are found: those, newest
- * first (rankRead). When the time range runs out first, every match was found. Null when
- * `maxSessions` sessions or UNTIL_EVENTS of their events were read before that, or when the
- * matches found so far say it would be (filters that reject most matches): the caller walks the
- * matches instead.
+ * first (rankRead). When the time range runs out first, every match was found. When `maxSessions`
+ * sessions or UNTIL_EVENTS of their events are read before that, or the matches found so far say
+ * they would be (filters that reject most matches), null: the caller walks the matches instead.
+ * With a filter checked on each match (kind, role, tool, type, error, branch, selection), the
+ * sessions are read as the window is for such a filter without --until: until twice `limit`
+ * matches are found or the bound is reached, and those are ranked (mode "recent"). Walking would
+ * read the whole history before then (at 5 GB, `the --until … --tool edit` 280–310 ms).
  */
 function rankUntil(
 	scoped: ScopedSearch,
 	parsed: ParsedQuery,
-	untilMs: number,
-	sinceMs: number | undefined,
+	until: { untilMs: number; sinceMs: number | undefined; maxSessions: number; categorical: boolean; limit: number },
 	fullRankLimit: number,
-	maxSessions: number,
 ): Ranking | null {
+	const { untilMs, sinceMs, maxSessions, categorical, limit } = until;
 	const walk = { stopped: false };
 	const rows: RankedRow[] = [];
 	let sessions = 0;
 	let enough = false;
+	let cut = false;
 	for (const range of scoped.activeBefore(untilMs, sinceMs, UNTIL_EVENTS, walk)) {
 		for (const row of matchesIn(scoped, range, "oldest", false)) rows.push(row);
 		if (rows.length >= RECENT_MATCHES) {
 			enough = true;
 			break;
 		}
-		if (++sessions >= maxSessions) return null;
+		++sessions;
+		if (categorical) {
+			if (rows.length >= 2 * limit || sessions >= maxSessions) {
+				cut = true;
+				break;
+			}
+			continue;
+		}
+		if (sessions >= maxSessions) return null;
 		// At this rate the bound comes first: walk the matches now rather than after reading up to it.
 		if (sessions >= UNTIL_TRIAL_SESSIONS && rows.length * maxSessions < RECENT_MATCHES * sessions) return null;
 	}
-	if (walk.stopped) return null;
+	if (walk.stopped) {
+		if (!categorical) return null;
+		cut = true;
+	}
+	if (cut) {
+		// Fewer than RECENT_MATCHES, all ranked; older sessions were not read.
+		scoreAll(scoped, parsed, rows);
+		return { ranked: rows, mode: "recent", rankedShare: null };
+	}
 	return rankRead(scoped, parsed, rows, !enough, fullRankLimit, (a, b) => (b.ts_ms ?? 0) - (a.ts_ms ?? 0) || b.frag_key - a.frag_key);
 }
 

@@ -351,6 +351,66 @@ describe("a very common word with --until", () => {
 	});
 });
 
+describe("a very common word with --until and a filter checked on each match", () => {
+	// 40 sessions of 30 user messages with alpha, and one assistant message with alpha in each.
+	let index: TestIndex;
+	beforeAll(() => {
+		const dir = join(makeTempDir("pi-events-common-until-kind-"), "sessions");
+		for (let s = 0; s < SESSIONS; s++) {
+			const entries = [];
+			let parent: string | null = null;
+			for (let i = 0; i < PER_SESSION; i++) {
+				entries.push(userEntry(`k${s}x${i}`, parent, at(s, i), text(s, i)));
+				parent = `k${s}x${i}`;
+			}
+			entries.push(assistantEntry(`k${s}a`, parent, at(s, 40), `alpha answered in session ${s}`));
+			writeSession(dir, { id: sid("cccc", s), cwd: A, timestamp: at(s, 0), entries }, `${at(s, 0).replaceAll(":", "-")}_${sid("cccc", s)}`);
+		}
+		index = buildIndex([dir]);
+	}, 60_000);
+	afterAll(() => index?.close());
+
+	const many: Partial<SearchBounds> = { ...BOUNDS, fullRankLimit: 100, untilMinSessions: 1 };
+	const until = Date.parse(at(30, 0));
+	const filters: SearchFilters = { kinds: ["assistant.text"], untilMs: until };
+	const kindOf = (db: TestIndex["db"], hit: { sessionId: string; entryId: string }) =>
+		(db.query("SELECT f.kind FROM fragments f JOIN events e ON e.event_key = f.event_key WHERE e.entry_id = ?").get(hit.entryId) as { kind: string }).kind;
+
+	test("the sessions last active before then are read until twice the limit pass, and those are ranked: not a walk of the history", () => {
+		// 1,200 user matches and 30 assistant ones before then (one a session): walking alpha's
+		// matches for them would read the whole history; the newest sessions before then hold them.
+		const r = search(index.db, { query: "alpha", filters, limit: 5, scope: UNSCOPED, bounds: many });
+		expect(r.coverage.mode).toBe("recent");
+		expect(r.coverage.matchesExact).toBe(false);
+		expect(r.coverage.rankedShare).toBeNull();
+		expect(r.coverage.estimatedMatches).toBe(10);
+		expect(r.hits.length).toBe(5);
+		const newestTen = new Set(Array.from({ length: 10 }, (_, i) => sid("cccc", 29 - i)));
+		for (const h of r.hits) {
+			expect(newestTen.has(h.sessionId)).toBe(true);
+			expect(Date.parse(h.timestamp!)).toBeLessThan(until);
+			expect(kindOf(index.db, h)).toBe("assistant.text");
+		}
+	});
+
+	test("when the time range runs out first, every match before then was read: complete", () => {
+		const r = search(index.db, { query: "alpha", filters: { ...filters, untilMs: Date.parse(at(3, 0)) }, limit: 5, scope: UNSCOPED, bounds: many });
+		expect(r.coverage.mode).toBe("full");
+		expect(r.coverage.matchesExact).toBe(true);
+		expect(r.coverage.estimatedMatches).toBe(3);
+		expect(new Set(r.hits.map((h) => h.sessionId))).toEqual(new Set([0, 1, 2].map((s) => sid("cccc", s))));
+	});
+
+	test("a filter nothing passes stops at the bound of sessions read: empty, explained as the filters', in the newest sessions", () => {
+		const r = find(index.db, "alpha", { filters: { kinds: ["bash.command"], untilMs: until }, bounds: { ...many, untilSessions: 5 } });
+		expect(r.hits).toEqual([]);
+		expect(r.coverage.mode).toBe("recent");
+		expect(r.coverage.emptyBecause).toBe("filters");
+		const hint = noHitsHint(r.coverage, { exact: false, exactFlag: "--exact", derivedFlag: "--include-derived" });
+		expect(hint).toContain("only the newest sessions were searched");
+	});
+});
+
 describe("a very common word with --file", () => {
 	const TOUCHED = [6, 21];
 	let index: TestIndex;

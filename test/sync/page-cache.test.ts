@@ -2,6 +2,7 @@
  * A one-shot command's connection has a small page cache (src/store/db.ts); a sync that reads
  * enough new bytes gives it the large one while it works and puts the small one back, also when
  * the worker pipeline shrank it in between. A resident server's connection keeps the large one.
+ * A search that reads many sessions one at a time takes a larger one while it reads them.
  */
 import { afterAll, expect, test } from "bun:test";
 import type { Database } from "bun:sqlite";
@@ -9,10 +10,13 @@ import { appendFileSync } from "node:fs";
 import { join } from "node:path";
 import { JIT_WORTH_BYTES } from "../../src/jit.ts";
 import type { SourceDir } from "../../src/source/discover.ts";
-import { openIndex } from "../../src/store/db.ts";
+import { openIndex, SPAN_READS_PAGE_CACHE_KIB } from "../../src/store/db.ts";
+import { Gate } from "../../src/gate/gate.ts";
+import { parseQuery } from "../../src/query/fts.ts";
+import { search } from "../../src/query/search.ts";
 import { syncIndex } from "../../src/sync/sync.ts";
 import { cleanupTempDirs, makeTempDir } from "../helpers/temp.ts";
-import { oneMessageSession, userEntry, writeSession } from "../query/helpers.ts";
+import { oneMessageSession, UNSCOPED, userEntry, writeSession } from "../query/helpers.ts";
 
 afterAll(cleanupTempDirs);
 
@@ -88,4 +92,39 @@ test("a resident server's connection (the default) keeps the large cache", () =>
 	expect(syncSeeing(db, sources)).toEqual([65_536]);
 	expect(cacheKib(db)).toBe(65_536);
 	db.close();
+});
+
+test("a search reading many sessions one at a time has a larger cache while it reads them, then the small one again; a server's stays large", () => {
+	const { index, sessions, sources } = setup();
+	writeSession(sessions, oneMessageSession(sid(30), "/work/app", "a note about the deploy"));
+	const writer = openIndex(index);
+	syncIndex(writer, { sourceDirs: sources, pipeline: "never" });
+	writer.close();
+	for (const [oneShot, during, after] of [
+		[true, SPAN_READS_PAGE_CACHE_KIB, 256],
+		[false, 65_536, 65_536],
+	] as const) {
+		const db = openIndex(index, { oneShot });
+		const scoped = new Gate(db, UNSCOPED).search(parseQuery("deploy").match, {}, {})!;
+		expect(scoped.withSpanReads(() => cacheKib(db))).toBe(during);
+		expect(cacheKib(db)).toBe(after);
+		// Also when the reads throw.
+		expect(() =>
+			scoped.withSpanReads(() => {
+				throw new Error("read failed");
+			}),
+		).toThrow("read failed");
+		expect(cacheKib(db)).toBe(after);
+		// A search with --until (it reads the sessions before then one at a time) leaves the cache as it was.
+		const r = search(db, {
+			query: "deploy",
+			filters: { untilMs: Date.parse("2030-01-01T00:00:00Z") },
+			limit: 5,
+			scope: UNSCOPED,
+			bounds: { fullRankLimit: 0, untilMinSessions: 1 },
+		});
+		expect(r.hits.length).toBe(1);
+		expect(cacheKib(db)).toBe(after);
+		db.close();
+	}
 });

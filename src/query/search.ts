@@ -900,21 +900,12 @@ function filterOnlySearch(gate: Gate, request: SearchRequest, limit: number, sta
 	const { filters } = request;
 	const browse = gate.browse(filters, { includeDerived: request.includeDerived });
 	const newest = request.sort !== "oldest";
-	const startMs = (s: BrowseSessionRow) => (s.created ? Date.parse(s.created) : Number.NaN);
-	// Sessions that cannot hold an event in the time range are skipped unread (events lie between a
-	// session's start and its last entry).
-	const inTimeRange = (s: BrowseSessionRow) =>
-		(filters.sinceMs === undefined || s.last_ts_ms === null || s.last_ts_ms >= filters.sinceMs) &&
-		(filters.untilMs === undefined || Number.isNaN(startMs(s)) || startMs(s) < filters.untilMs);
-	// Newest first, sessions are read from the index in that order as the search goes (it usually
-	// stops after a few); oldest first, by start time, they are all read and sorted.
-	const cursor = browse?.sessionCursor();
+	// Newest first, by the sessions' newest event; oldest first, by their oldest (a session's events
+	// lie between the two). Sessions with no event in the time range are never read. They come from
+	// an index in that order as the search goes: it usually stops after a few.
+	const cursor = browse?.sessionCursor({ order: newest ? "activity" : "first", sinceMs: filters.sinceMs, untilMs: filters.untilMs });
 	try {
-		const sessions = new SessionQueue(() => {
-			for (let s = cursor?.next() ?? null; s !== null; s = cursor!.next()) if (inTimeRange(s)) return s;
-			return null;
-		});
-		if (!newest) sessions.sortAll((a, b) => (Number.isNaN(startMs(a)) ? 1 : Number.isNaN(startMs(b)) ? -1 : startMs(a) - startMs(b)));
+		const sessions = new SessionQueue(() => cursor?.next() ?? null);
 		return filterOnlyScan(browse, sessions, request, limit, started, files);
 	} finally {
 		cursor?.close();
@@ -940,12 +931,6 @@ class SessionQueue {
 		return this.buffer.splice(0, n);
 	}
 
-	/** Read every remaining session and put them in this order. */
-	sortAll(compare: (a: BrowseSessionRow, b: BrowseSessionRow) => number): void {
-		this.fill(Number.POSITIVE_INFINITY);
-		this.buffer.sort(compare);
-	}
-
 	private fill(n: number): void {
 		while (!this.exhausted && this.buffer.length < n) {
 			const s = this.pull();
@@ -965,7 +950,6 @@ function filterOnlyScan(
 ): SearchResult {
 	const newest = request.sort !== "oldest";
 	const grouped = request.groupBy === "session";
-	const startMs = (s: BrowseSessionRow) => (s.created ? Date.parse(s.created) : Number.NaN);
 	const order = newest ? byTime(-1) : byTime(1);
 
 	const rows: RankedRow[] = [];
@@ -987,7 +971,7 @@ function filterOnlyScan(
 		// one that comes before the limit-th: stop.
 		if (units > limit) {
 			const kth = top[limit - 1]!;
-			const bound = newest ? (next.last_ts_ms ?? -Infinity) : Number.isNaN(startMs(next)) ? Infinity : startMs(next);
+			const bound = newest ? (next.last_ts_ms ?? -Infinity) : (next.first_ts_ms ?? Infinity);
 			if (newest ? bound < kth : bound > kth) break;
 		}
 		if (visited > 0 && examined >= FILTER_SCAN_BUDGET) {

@@ -15,26 +15,34 @@ import { markUnsynced, removeStaleMarkers, settleLeftMarkers, settleUnsynced } f
  * (an index) also gets an entry in SCHEMA_UPGRADES, so that an index built before it is brought
  * up to date in place instead of rebuilt.
  */
-export const SCHEMA_VERSION = 18;
+export const SCHEMA_VERSION = 19;
 
 /**
  * The oldest schema version whose code can read and write an index of this version as it is:
- * since 16 only indexes were added, which SQLite keeps up to date whoever writes. Recorded in the
- * index, so that this code can use an index of a newer version that says it still may (rather
- * than rebuild it, and a newer binary rebuild it again: two versions of pi-events used in turn).
+ * 17 and 18 only added indexes, which SQLite keeps up to date whoever writes; 19 added a column
+ * that only its own writers keep (sessions.first_ts_ms). Recorded in the index, so that this code
+ * can use an index of a newer version that says it still may (rather than rebuild it, and a newer
+ * binary rebuild it again: two versions of pi-events used in turn).
  */
-export const SCHEMA_COMPATIBLE_FROM = 16;
+export const SCHEMA_COMPATIBLE_FROM = 19;
 
 /**
  * Additive steps, by the version they start from: statements that bring an index of that version
- * to the next one, whose stored data is the same. Anything else (a version with no step here)
- * means a rebuild. The DDL below already holds every step.
+ * to the next one from what it already holds (new indexes; a column computed from its rows).
+ * Anything else (a version with no step here) means a rebuild. The DDL below already holds every step.
  */
 export const SCHEMA_UPGRADES: Readonly<Record<number, string>> = {
 	16: `DROP INDEX IF EXISTS sessions_by_activity;
 		CREATE INDEX sessions_by_activity ON sessions(last_ts_ms DESC, session_id, session_key, cwd_real, created, fragment_count);
 		CREATE INDEX IF NOT EXISTS sessions_by_cwd ON sessions(cwd_real, last_ts_ms, session_id, created, fragment_count);`,
 	17: "CREATE INDEX IF NOT EXISTS events_with_derived_calls ON events(session_key) WHERE derived_calls IS NOT NULL;",
+	18: `ALTER TABLE sessions ADD COLUMN first_ts_ms INTEGER;
+		UPDATE sessions SET first_ts_ms = (SELECT min(ts_ms) FROM events e WHERE e.session_key = sessions.session_key);
+		DROP INDEX IF EXISTS sessions_by_activity;
+		CREATE INDEX sessions_by_activity ON sessions(last_ts_ms DESC, session_id, session_key, cwd_real, created, fragment_count, first_ts_ms);
+		DROP INDEX IF EXISTS sessions_by_cwd;
+		CREATE INDEX sessions_by_cwd ON sessions(cwd_real, last_ts_ms, session_id, created, fragment_count, first_ts_ms);
+		CREATE INDEX IF NOT EXISTS sessions_by_first ON sessions(first_ts_ms, session_id, session_key, cwd_real, created, last_ts_ms, fragment_count);`,
 };
 
 export const SCHEMA_DDL = `
@@ -69,15 +77,20 @@ CREATE TABLE sessions (
   fragment_count INTEGER NOT NULL DEFAULT 0,
   last_ts_ms INTEGER,
   leaf_entry TEXT
-);
+, first_ts_ms INTEGER);
+-- first_ts_ms: the time of the session's oldest event (schema 19, written as ALTER TABLE adds it, so
+-- that an upgraded index has this very schema). Not the header's time: a fork or a clone copies
+-- entries with their original times, older than the file it copies them into.
 CREATE INDEX sessions_by_id ON sessions(session_id);
 -- Most recently active first, without a sort (filter-only search reads sessions in this order and stops early).
 -- With all that a filter-only search and the session list read of a session: the scope rule is
 -- checked, and a session listed, without reading its row (the key first: it ends the order).
-CREATE INDEX sessions_by_activity ON sessions(last_ts_ms DESC, session_id, session_key, cwd_real, created, fragment_count);
+CREATE INDEX sessions_by_activity ON sessions(last_ts_ms DESC, session_id, session_key, cwd_real, created, fragment_count, first_ts_ms);
 CREATE INDEX sessions_by_parent ON sessions(parent_real);
 -- A narrow scope's sessions, found by the prefix range of their cwd, with all that a filter-only search reads of them (store/listing.ts).
-CREATE INDEX sessions_by_cwd ON sessions(cwd_real, last_ts_ms, session_id, created, fragment_count);
+CREATE INDEX sessions_by_cwd ON sessions(cwd_real, last_ts_ms, session_id, created, fragment_count, first_ts_ms);
+-- Oldest activity first: a filter-only search sorted oldest first reads sessions in this order and stops early.
+CREATE INDEX sessions_by_first ON sessions(first_ts_ms, session_id, session_key, cwd_real, created, last_ts_ms, fragment_count);
 CREATE INDEX files_by_real_path ON files(real_path);
 -- Recently written sessions are found by their last seen mtime (sync/check.ts).
 CREATE INDEX files_by_mtime ON files(mtime_ms);

@@ -24,6 +24,7 @@ export interface SessionSummaryRow {
 	cwd_real: string | null;
 	created: string | null;
 	last_ts_ms: number | null;
+	first_ts_ms: number | null;
 	entry_count: number;
 	fragment_count: number;
 	version: number;
@@ -31,12 +32,23 @@ export interface SessionSummaryRow {
 }
 
 /** What a filter-only search reads of a session to decide whether, and in which order, to visit it. */
-export type BrowseSessionRow = Pick<SessionSummaryRow, "session_key" | "session_id" | "cwd_real" | "created" | "last_ts_ms" | "fragment_count">;
+export type BrowseSessionRow = Pick<SessionSummaryRow, "session_key" | "session_id" | "cwd_real" | "created" | "last_ts_ms" | "first_ts_ms" | "fragment_count">;
 
 /** Sessions read one at a time; `close` ends the read (call it, also when stopping early). */
 export interface SessionCursor {
 	next(): BrowseSessionRow | null;
 	close(): void;
+}
+
+/**
+ * Which sessions a filter-only search reads, and in which order: most recently active first
+ * ("activity"), or oldest activity first ("first"); only those with an event at or after
+ * `sinceMs` (their newest event) and before `untilMs` (their oldest event), when given.
+ */
+export interface BrowseOptions {
+	order?: "activity" | "first";
+	sinceMs?: number;
+	untilMs?: number;
 }
 
 /** Half-open ranges of cwd_real that hold every session a condition admits (auth/scope-sql.ts cwdRanges). */
@@ -70,9 +82,26 @@ export function admitsAtLeast(db: Database, where: SessionCondition, ranges: Cwd
 	return n >= count;
 }
 
-const BROWSE_COLUMNS = "s.session_key, s.session_id, s.cwd_real, s.created, s.last_ts_ms, s.fragment_count";
+const BROWSE_COLUMNS = "s.session_key, s.session_id, s.cwd_real, s.created, s.last_ts_ms, s.first_ts_ms, s.fragment_count";
 /** Most recently active first (a session without a time last, as NULL sorts in SQLite), then by id and key. */
 const ACTIVITY_ORDER = "ORDER BY s.last_ts_ms DESC, s.session_id, s.session_key";
+/** Oldest activity first (a session without a time last), then by id and key. */
+const FIRST_ORDER = "ORDER BY s.first_ts_ms IS NULL, s.first_ts_ms, s.session_id, s.session_key";
+
+/** The condition with the browse's time range (NULL times fail both comparisons: such sessions hold no event in a range). */
+function withTimes(where: SessionCondition, options: BrowseOptions): SessionCondition {
+	const sql = [where.sql];
+	const params = [...where.params];
+	if (options.sinceMs !== undefined) {
+		sql.push("s.last_ts_ms >= ?");
+		params.push(options.sinceMs);
+	}
+	if (options.untilMs !== undefined) {
+		sql.push("s.first_ts_ms < ?");
+		params.push(options.untilMs);
+	}
+	return { sql: sql.join(" AND "), params };
+}
 
 /**
  * The ranges, when they hold at most `max` admitted sessions (a bounded count: at most max + 1
@@ -89,34 +118,60 @@ function narrowRanges(db: Database, where: SessionCondition, ranges: CwdRanges |
 }
 
 /**
- * The sessions the condition admits, most recently active first (a session without a time last),
- * with only what a filter-only search needs, read one at a time. `ranges` (a superset of the
- * admitted sessions' cwds) lets a narrow scope read only its own sessions, through the
- * sessions_by_cwd index (which holds every column read here), and sort them. Otherwise, or when
- * they hold more than `rangeReadMax`, the read walks the sessions_by_activity index (no sort: a
- * filter-only search usually stops after a few). Both yield the same rows in the same order.
+ * The sessions the condition admits, in `options.order` (a session without a time last), with
+ * only what a filter-only search needs, read one at a time. `ranges` (a superset of the admitted
+ * sessions' cwds) lets a narrow scope read only its own sessions, through the sessions_by_cwd
+ * index (which holds every column read here), and sort them. Otherwise, or when they hold more
+ * than `rangeReadMax`, the read walks the sessions_by_activity (sessions_by_first) index, with no
+ * sort: a filter-only search usually stops after a few. Both yield the same rows in the same order.
  */
-export function browseSessionsWhere(db: Database, where: SessionCondition, ranges: CwdRanges | null = null, rangeReadMax = RANGE_READ_MAX): SessionCursor {
+export function browseSessionsWhere(
+	db: Database,
+	where: SessionCondition,
+	ranges: CwdRanges | null = null,
+	rangeReadMax = RANGE_READ_MAX,
+	options: BrowseOptions = {},
+): SessionCursor {
+	const first = options.order === "first";
+	const timed = withTimes(where, options);
 	const narrow = narrowRanges(db, where, ranges, rangeReadMax);
 	if (narrow !== null) {
 		// Sorted by SQLite in one statement; sorting inside a LIMITed subquery (to skip the count) cost it 4–7 ms however few the rows.
-		const within = withinRanges(where, narrow);
+		const within = withinRanges(timed, narrow);
 		const few =
 			narrow.length === 0
 				? []
-				: (db.query(`SELECT ${BROWSE_COLUMNS} FROM sessions s WHERE ${within.sql} ${ACTIVITY_ORDER}`).all(...within.params) as BrowseSessionRow[]);
+				: (db
+						.query(`SELECT ${BROWSE_COLUMNS} FROM sessions s WHERE ${within.sql} ${first ? FIRST_ORDER : ACTIVITY_ORDER}`)
+						.all(...within.params) as BrowseSessionRow[]);
 		let next = 0;
 		return { next: () => few[next++] ?? null, close: () => {} };
 	}
-	// Its own statement, finalized on close: a cached one left mid-read would hold a read transaction open.
-	const statement = db.prepare(`SELECT ${BROWSE_COLUMNS} FROM sessions s WHERE ${where.sql} ${ACTIVITY_ORDER}`);
-	const rows = statement.iterate(...where.params) as IterableIterator<BrowseSessionRow>;
+	// Each its own statement, finalized on close: a cached one left mid-read would hold a read transaction open.
+	const reads = first
+		? // The index sorts NULL first: the sessions with a time, in its order, then those without.
+			[
+				`${timed.sql} AND s.first_ts_ms IS NOT NULL ORDER BY s.first_ts_ms, s.session_id, s.session_key`,
+				`${timed.sql} AND s.first_ts_ms IS NULL ORDER BY s.session_id, s.session_key`,
+			]
+		: [`${timed.sql} ${ACTIVITY_ORDER}`];
+	const statements = reads.map((sql) => db.prepare(`SELECT ${BROWSE_COLUMNS} FROM sessions s WHERE ${sql}`));
+	let current = 0;
+	let rows: IterableIterator<BrowseSessionRow> | null = null;
 	return {
 		next: () => {
-			const r = rows.next();
-			return r.done ? null : r.value;
+			while (current < statements.length) {
+				rows ??= statements[current]!.iterate(...timed.params) as IterableIterator<BrowseSessionRow>;
+				const r = rows.next();
+				if (!r.done) return r.value;
+				rows = null;
+				current++;
+			}
+			return null;
 		},
-		close: () => statement.finalize(),
+		close: () => {
+			for (const statement of statements) statement.finalize();
+		},
 	};
 }
 

@@ -396,18 +396,21 @@ export class IndexWriter {
 	summarizeAppend(sessionKey: number, added: ProjectedEvent[]): void {
 		let fragments = 0;
 		let lastTs: number | null = null;
+		let firstTs: number | null = null;
 		let name: string | undefined;
 		for (const e of added) {
 			fragments += e.fragments.length;
 			if (e.timestampMs !== null && (lastTs === null || e.timestampMs > lastTs)) lastTs = e.timestampMs;
+			if (e.timestampMs !== null && (firstTs === null || e.timestampMs < firstTs)) firstTs = e.timestampMs;
 			if (e.eventType === "session_info" || e.eventType === "title_change") name = e.meta.name ?? "";
 		}
 		this.db.run(
 			`UPDATE sessions SET entry_count = entry_count + ?2, fragment_count = fragment_count + ?3,
 			   last_ts_ms = CASE WHEN ?4 IS NULL THEN last_ts_ms WHEN last_ts_ms IS NULL OR ?4 > last_ts_ms THEN ?4 ELSE last_ts_ms END,
+			   first_ts_ms = CASE WHEN ?8 IS NULL THEN first_ts_ms WHEN first_ts_ms IS NULL OR ?8 < first_ts_ms THEN ?8 ELSE first_ts_ms END,
 			   leaf_entry = ?5, name = CASE WHEN ?6 = 1 THEN ?7 ELSE name END
 			 WHERE session_key = ?1`,
-			[sessionKey, added.length, fragments, lastTs, added[added.length - 1]!.entryId, name === undefined ? 0 : 1, name ?? null],
+			[sessionKey, added.length, fragments, lastTs, added[added.length - 1]!.entryId, name === undefined ? 0 : 1, name ?? null, firstTs],
 		);
 	}
 
@@ -418,6 +421,7 @@ export class IndexWriter {
 			   entry_count = (SELECT count(*) FROM events WHERE session_key = ?1),
 			   fragment_count = (SELECT count(*) FROM fragments WHERE session_key = ?1),
 			   last_ts_ms = (SELECT max(ts_ms) FROM events WHERE session_key = ?1),
+			   first_ts_ms = (SELECT min(ts_ms) FROM events WHERE session_key = ?1),
 			   leaf_entry = (SELECT entry_id FROM events WHERE session_key = ?1 ORDER BY seq DESC LIMIT 1),
 			   name = (SELECT json_extract(meta, '$.name') FROM events WHERE session_key = ?1 AND event_type IN ('session_info', 'title_change') ORDER BY seq DESC LIMIT 1)
 			 WHERE session_key = ?1`,

@@ -8,20 +8,22 @@ import { describe, expect, test } from "bun:test";
 import type { SessionRule } from "../../src/auth/scope.ts";
 import { cwdRanges, sessionRuleSql } from "../../src/auth/scope-sql.ts";
 import { openIndex } from "../../src/store/db.ts";
-import { browseSessionsWhere, listedSessionsWhere, sessionSummaries } from "../../src/store/listing.ts";
+import { type BrowseOptions, browseSessionsWhere, listedSessionsWhere, sessionSummaries } from "../../src/store/listing.ts";
 
 /** An index whose sessions table holds `n` sessions over a few workspaces, with tied and missing times. */
 function indexWithSessions(n: number) {
 	const db = openIndex(":memory:");
 	const cwds = ["/w/a", "/w/a/sub", "/w/a/sub/deep", "/w/a-b", "/w/a.c", "/w/ab", "/w/b", "/", "relative/a", null];
 	const insert = db.prepare(
-		"INSERT INTO sessions (session_key, file_key, session_id, version, cwd, cwd_real, last_ts_ms, created, fragment_count) VALUES (?, ?, ?, 3, ?, ?, ?, ?, ?)",
+		"INSERT INTO sessions (session_key, file_key, session_id, version, cwd, cwd_real, last_ts_ms, created, fragment_count, first_ts_ms) VALUES (?, ?, ?, 3, ?, ?, ?, ?, ?, ?)",
 	);
 	for (let k = 1; k <= n; k++) {
 		const cwd = cwds[(k * 7) % cwds.length]!;
 		// Every 5th session has no time; times repeat (ties broken by id, then key); ids repeat across files.
 		const ts = k % 5 === 0 ? null : 1_000 * ((k * 13) % 17);
-		insert.run(k, k, `id-${(k * 31) % (n - 3)}`, cwd, cwd, ts, `2026-01-0${1 + (k % 9)}`, k % 4);
+		// The oldest event's time: before the newest, in another order than it (ties too).
+		const first = ts === null ? null : ts - 1_000 * ((k * 5) % 7);
+		insert.run(k, k, `id-${(k * 31) % (n - 3)}`, cwd, cwd, ts, `2026-01-0${1 + (k % 9)}`, k % 4, first);
 	}
 	return db;
 }
@@ -36,8 +38,8 @@ const RULES: Record<string, SessionRule> = {
 	"no roots": { roots: [], excludeSessionIds: [] },
 };
 
-function listed(db: ReturnType<typeof openIndex>, rule: SessionRule, ranges: boolean, rangeReadMax: number): number[] {
-	const cursor = browseSessionsWhere(db, sessionRuleSql(rule), ranges ? cwdRanges(rule) : null, rangeReadMax);
+function listed(db: ReturnType<typeof openIndex>, rule: SessionRule, ranges: boolean, rangeReadMax: number, options: BrowseOptions = {}): number[] {
+	const cursor = browseSessionsWhere(db, sessionRuleSql(rule), ranges ? cwdRanges(rule) : null, rangeReadMax, options);
 	const keys: number[] = [];
 	for (let s = cursor.next(); s !== null; s = cursor.next()) keys.push(s.session_key);
 	cursor.close();
@@ -59,6 +61,35 @@ describe("both ways of listing a scope's sessions", () => {
 			// And that order is activity order, newest first, a session without a time last.
 			const admitted = new Set(walked);
 			expect(walked).toEqual(byActivity.map((r) => r.session_key).filter((k) => admitted.has(k)));
+		});
+		test(`${name}: oldest activity first, and within a time range, the same sessions in the same order whichever index is read`, () => {
+			for (const options of [
+				{ order: "first" },
+				{ order: "first", untilMs: 9_000 },
+				{ order: "activity", sinceMs: 5_000, untilMs: 12_000 },
+			] as BrowseOptions[]) {
+				const walked = listed(db, rule, false, 0, options);
+				expect(listed(db, rule, true, Number.MAX_SAFE_INTEGER, options)).toEqual(walked);
+				expect(listed(db, rule, true, 1, options)).toEqual(walked);
+				// The order and the range, by brute force over every session the rule admits.
+				const admitted = new Set(listed(db, rule, false, 0));
+				const order =
+					options.order === "first"
+						? "first_ts_ms IS NULL, first_ts_ms, session_id, session_key"
+						: "last_ts_ms IS NULL, last_ts_ms DESC, session_id, session_key";
+				const all = db.query(`SELECT session_key, first_ts_ms, last_ts_ms FROM sessions ORDER BY ${order}`).all() as {
+					session_key: number;
+					first_ts_ms: number | null;
+					last_ts_ms: number | null;
+				}[];
+				const inRange = all.filter(
+					(r) =>
+						admitted.has(r.session_key) &&
+						(options.sinceMs === undefined || (r.last_ts_ms !== null && r.last_ts_ms >= options.sinceMs)) &&
+						(options.untilMs === undefined || (r.first_ts_ms !== null && r.first_ts_ms < options.untilMs)),
+				);
+				expect(walked).toEqual(inRange.map((r) => r.session_key));
+			}
 		});
 	}
 	test("`pi-events sessions`' list: the same sessions in the same order through the cwd index as without it, copies ordered by file path", () => {
@@ -130,6 +161,18 @@ test("a narrow scope reads only its sessions through the cwd index; a wide one w
 	// The bounded count through the cwd index, then the walk, which sorts nothing.
 	expect(wide.length).toBe(2);
 	expect(planOf(wide[1]!)).toMatch(/^SCAN s USING COVERING INDEX sessions_by_activity$/);
+	// Oldest activity first: the sessions with a time through their index, in its order (nothing
+	// sorted), then those without; a time range is a range of that index.
+	seen.length = 0;
+	listed(db, RULES["the filesystem root"]!, true, 10, { order: "first" });
+	const oldest = seen.filter((s) => s.includes("FROM sessions s") && s.includes("ORDER BY"));
+	expect(oldest.length).toBe(2);
+	expect(planOf(oldest[0]!)).toMatch(/^SEARCH s USING COVERING INDEX sessions_by_first \(first_ts_ms>\?\)$/);
+	expect(planOf(oldest[1]!)).toMatch(/^SEARCH s USING COVERING INDEX sessions_by_first \(first_ts_ms=\?\)$/);
+	seen.length = 0;
+	listed(db, RULES["the filesystem root"]!, true, 10, { order: "first", untilMs: 9_000 });
+	const ranged = seen.filter((s) => s.includes("FROM sessions s") && s.includes("ORDER BY"));
+	expect(planOf(ranged[0]!)).toMatch(/^SEARCH s USING COVERING INDEX sessions_by_first \(first_ts_ms>\? AND first_ts_ms<\?\)$/);
 	// The session list of a wide scope: the same index, in its order, no row read and nothing sorted.
 	seen.length = 0;
 	listedSessionsWhere(db, sessionRuleSql(RULES["the filesystem root"]!), cwdRanges(RULES["the filesystem root"]!), 10);

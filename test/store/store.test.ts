@@ -291,10 +291,19 @@ describe("db.ts: failures classified by result code, never by message text", () 
 				(r) => `${r.name}: ${r.sql.replace(/\s+/g, " ")}`,
 			);
 		const current = schemaOf(built.db);
+		const firstTimes = () => built.db.query("SELECT session_key, first_ts_ms FROM sessions ORDER BY session_key").all();
+		const first = firstTimes();
+		expect(first.every((r) => typeof (r as { first_ts_ms: unknown }).first_ts_ms === "number")).toBe(true);
+		/** The sessions table as it was before 19: no first_ts_ms, the indexes without it. */
+		const before19 = (db: Database) => {
+			db.run("DROP INDEX sessions_by_first");
+			db.run("DROP INDEX sessions_by_cwd");
+			db.run("DROP INDEX sessions_by_activity");
+			db.run("ALTER TABLE sessions DROP COLUMN first_ts_ms");
+		};
 		// The schema as version 16 had it: no cwd index, the activity index without the cwd (17), no index of calls that run pi-events (18).
 		built.db.run("DROP INDEX events_with_derived_calls");
-		built.db.run("DROP INDEX sessions_by_cwd");
-		built.db.run("DROP INDEX sessions_by_activity");
+		before19(built.db);
 		built.db.run("CREATE INDEX sessions_by_activity ON sessions(last_ts_ms DESC, session_id)");
 		built.db.run("PRAGMA user_version = 16");
 		built.close();
@@ -306,6 +315,8 @@ describe("db.ts: failures classified by result code, never by message text", () 
 			expect(schemaOf(upgraded)).toEqual(current);
 			expect(upgraded.query("SELECT count(*) AS n FROM sessions").get()).toEqual({ n: 3 });
 			expect(upgraded.query("SELECT count(*) AS n FROM fts WHERE fts MATCH 'upgradeword'").get()).toEqual({ n: 3 });
+			// The column 19 added, computed from the events as a sync writes it.
+			expect(upgraded.query("SELECT session_key, first_ts_ms FROM sessions ORDER BY session_key").all()).toEqual(first);
 		} finally {
 			upgraded.close();
 		}
@@ -318,15 +329,30 @@ describe("db.ts: failures classified by result code, never by message text", () 
 				db.close();
 			}
 		};
-		// Version 17: only the index of calls that run pi-events is missing.
+		// Version 17: the index of calls that run pi-events is missing, and 19's column.
 		opened((db) => {
 			db.run("DROP INDEX events_with_derived_calls");
+			before19(db);
+			db.run("CREATE INDEX sessions_by_activity ON sessions(last_ts_ms DESC, session_id, session_key, cwd_real, created, fragment_count)");
+			db.run("CREATE INDEX sessions_by_cwd ON sessions(cwd_real, last_ts_ms, session_id, created, fragment_count)");
 			db.run("PRAGMA user_version = 17");
 		});
 		opened((db) => {
 			expect(db.query("PRAGMA user_version").get()).toEqual({ user_version: SCHEMA_VERSION });
 			expect(schemaOf(db)).toEqual(current);
 			expect(db.query("SELECT count(*) AS n FROM sessions").get()).toEqual({ n: 3 });
+		});
+		// Version 18: only 19's column and its indexes are missing.
+		opened((db) => {
+			before19(db);
+			db.run("CREATE INDEX sessions_by_activity ON sessions(last_ts_ms DESC, session_id, session_key, cwd_real, created, fragment_count)");
+			db.run("CREATE INDEX sessions_by_cwd ON sessions(cwd_real, last_ts_ms, session_id, created, fragment_count)");
+			db.run("PRAGMA user_version = 18");
+		});
+		opened((db) => {
+			expect(db.query("PRAGMA user_version").get()).toEqual({ user_version: SCHEMA_VERSION });
+			expect(schemaOf(db)).toEqual(current);
+			expect(db.query("SELECT session_key, first_ts_ms FROM sessions ORDER BY session_key").all()).toEqual(first);
 		});
 		// Older than any step: rebuilt, as before.
 		opened((db) => db.run("PRAGMA user_version = 15"));

@@ -68,8 +68,9 @@ const UNTIL_MIN_SESSIONS = 1_000;
 const UNTIL_TRIAL_SESSIONS = 25;
 /**
  * A very common query with --file searches the sessions with events touching those files, each
- * from its first to its last such fragment, when at most this many file rows touch them (a more
- * common path passes enough of the matches for the walk of them to stop soon).
+ * from its first to its last such fragment, when at most this many file rows touch them; a more
+ * common path (a project directory) is searched in the newest sessions' window, as a filter
+ * checked on each match is.
  */
 const FILE_ROWS = 5_000;
 /** Up to this many matches of the unscoped terms, rank them unscoped and filter the scope in SQL. */
@@ -130,12 +131,19 @@ export interface SearchBounds {
 	untilSessions?: number;
 	/** The fewest sessions a scope needs for a very common query with --until to read the time index (UNTIL_MIN_SESSIONS). */
 	untilMinSessions?: number;
+	/** The most file rows a --file path may have for its sessions to be searched one by one (FILE_ROWS). */
+	fileRows?: number;
 }
 
 const notEmpty = (): Pick<SearchCoverage, "emptyBecause" | "unmatchedTerms"> => ({ emptyBecause: null, unmatchedTerms: [] });
 
 /** The candidates a search ranks, and what its coverage says of them. */
-type Ranking = { ranked: RankedRow[]; mode: SearchCoverage["mode"]; rankedShare: number | null };
+/**
+ * Ranked candidates. `wholeEvents`: they hold every matching fragment of their events (all the
+ * matches of the parts of the history read were ranked), so how many of each event matched is
+ * counted from them; otherwise the gate counts (mode "full" implies it).
+ */
+type Ranking = { ranked: RankedRow[]; mode: SearchCoverage["mode"]; rankedShare: number | null; wholeEvents?: boolean };
 
 export interface Hit {
 	sessionId: string;
@@ -257,7 +265,7 @@ function searchWith(db: Database, request: SearchRequest, files: SourceFiles): S
 	const fullRankLimit = bounds.fullRankLimit ?? FULL_RANK_LIMIT;
 	const counted = inWindow?.length ?? scoped.count(fullRankLimit + 1);
 	const complete = counted <= fullRankLimit;
-	const { ranked, mode, rankedShare } =
+	const { ranked, mode, rankedShare, wholeEvents } =
 		inWindow !== null
 			? rankWindow(scoped, parsed, inWindow)
 			: ((complete ? null : rankInParts(scoped, parsed, request.filters, sort, bounds, fullRankLimit, limit)) ??
@@ -291,7 +299,7 @@ function searchWith(db: Database, request: SearchRequest, files: SourceFiles): S
 	};
 	// When every match (of the scope, or of the window) was ranked, the ranked fragments say how many
 	// of each event matched; otherwise the gate counts them.
-	const everyMatchRanked = inWindow === null ? mode === "full" : inWindow.length <= RECENT_MATCHES;
+	const everyMatchRanked = wholeEvents ?? (inWindow === null ? mode === "full" : inWindow.length <= RECENT_MATCHES);
 	const matched = everyMatchRanked ? fragmentsPerEvent(ranked) : scoped.matchedPerEvent(rows);
 	// The best relevance among all candidates: a hit's score is its share of it.
 	const best = events.reduce((max, e) => Math.max(max, -e.score), 0);
@@ -450,7 +458,7 @@ function matchesIn(scoped: ScopedSearch, part: RowidRange, order: "newest" | "ol
 function rankWindow(scoped: ScopedSearch, parsed: ParsedQuery, inWindow: RankedRow[]): Ranking {
 	if (inWindow.length > RECENT_MATCHES) return { ranked: inWindow.slice(0, RECENT_MATCHES), mode: "recent", rankedShare: null };
 	scoreAll(scoped, parsed, inWindow);
-	return { ranked: inWindow, mode: "recent", rankedShare: null };
+	return { ranked: inWindow, mode: "recent", rankedShare: null, wholeEvents: true };
 }
 
 /**
@@ -472,14 +480,26 @@ function rankInParts(
 	limit: number,
 ): Ranking | null {
 	const { sinceMs, untilMs, files } = filters;
-	const spans = (sinceMs !== undefined ? scoped.activeSince(sinceMs, SINCE_SESSIONS) : null) ?? (files?.length ? scoped.fileSpans(files, FILE_ROWS) : null);
+	const spans =
+		(sinceMs !== undefined ? scoped.activeSince(sinceMs, SINCE_SESSIONS) : null) ??
+		(files?.length ? scoped.fileSpans(files, bounds.fileRows ?? FILE_ROWS) : null);
 	if (spans !== null) {
 		// Every match the filters allow is in these spans.
 		const rows = scoped.withSpanReads(() => spans.flatMap((range) => matchesIn(scoped, range, "oldest", false)));
 		return rankRead(scoped, parsed, rows, true, fullRankLimit, sort === "oldest" ? (a, b) => a.frag_key - b.frag_key : (a, b) => b.frag_key - a.frag_key);
 	}
+	if (files?.length && sinceMs === undefined && untilMs === undefined) {
+		// More than FILE_ROWS file rows touch the path (a project directory): it passes matches all
+		// through the history, so it is searched as a filter checked on each match is, in the newest
+		// (oldest) sessions' window. Walking the word's matches for it read much more (at 5 GB, `the
+		// --file` a directory of 6,000 file rows: 75–89 ms).
+		const window = searchWindow(scoped, parsed, bounds, sort, limit);
+		if (window !== null) return rankWindow(scoped, parsed, window.rows);
+	}
 	if (untilMs === undefined || sort === "oldest" || !scoped.admitsSessions(bounds.untilMinSessions ?? UNTIL_MIN_SESSIONS)) return null;
-	const until = { untilMs, sinceMs, maxSessions: bounds.untilSessions ?? UNTIL_SESSIONS, categorical: hasCategoricalFilter(filters), limit };
+	// A path is a filter checked on each match too.
+	const categorical = hasCategoricalFilter(filters) || !!files?.length;
+	const until = { untilMs, sinceMs, maxSessions: bounds.untilSessions ?? UNTIL_SESSIONS, categorical, limit };
 	return scoped.withSpanReads(() => rankUntil(scoped, parsed, until, fullRankLimit));
 }
 
@@ -552,7 +572,7 @@ function rankUntil(
 	if (cut) {
 		// Fewer than RECENT_MATCHES, all ranked; older sessions were not read.
 		scoreAll(scoped, parsed, rows);
-		return { ranked: rows, mode: "recent", rankedShare: null };
+		return { ranked: rows, mode: "recent", rankedShare: null, wholeEvents: true };
 	}
 	return rankRead(scoped, parsed, rows, !enough, fullRankLimit, (a, b) => (b.ts_ms ?? 0) - (a.ts_ms ?? 0) || b.frag_key - a.frag_key);
 }

@@ -404,10 +404,15 @@ export function fileEventSpans(db: Database, where: { sql: string; params: SQLQu
 		const under = underPath(p);
 		return [p, under.from, under.to];
 	});
-	// Counted in admitted sessions only: which way the search goes depends on nothing outside the condition.
+	// Counted in admitted sessions only: which way the search goes depends on nothing outside the
+	// condition. With no condition (an unscoped caller) no session needs reading: the path index
+	// alone counts (at 5 GB, 5,001 rows of a directory: 30 ms in a new process with the joins).
+	const anySession = where.sql === "1";
 	const touching = db
 		.query(
-			`SELECT count(*) AS n FROM (SELECT 1 FROM event_files ef JOIN events e ON e.event_key = ef.event_key
+			anySession
+				? `SELECT count(*) AS n FROM (SELECT 1 FROM event_files ef WHERE (${paths}) LIMIT ?)`
+				: `SELECT count(*) AS n FROM (SELECT 1 FROM event_files ef JOIN events e ON e.event_key = ef.event_key
 			 JOIN sessions s ON s.session_key = e.session_key WHERE (${paths}) AND ${where.sql} LIMIT ?)`,
 		)
 		.get(...params, ...where.params, cap + 1) as { n: number };
@@ -415,7 +420,7 @@ export function fileEventSpans(db: Database, where: { sql: string; params: SQLQu
 	const spans = db
 		.query(
 			`SELECT min(f.frag_key) AS from_key, max(f.frag_key) AS to_key FROM event_files ef
-			 JOIN fragments f ON f.event_key = ef.event_key JOIN sessions s ON s.session_key = f.session_key
+			 JOIN fragments f ON f.event_key = ef.event_key${anySession ? "" : " JOIN sessions s ON s.session_key = f.session_key"}
 			 WHERE (${paths}) AND ${where.sql} GROUP BY f.session_key`,
 		)
 		.all(...params, ...where.params) as { from_key: number; to_key: number }[];

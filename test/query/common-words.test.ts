@@ -464,3 +464,52 @@ describe("a very common word with --file", () => {
 		expect(find(index.db, "alpha", { filters: { files: [`${A}/src/target`] }, bounds: many }).hits).toEqual([]);
 	});
 });
+
+describe("a very common word with --file of a path many events touch", () => {
+	// Every session reads a file under src/: more file rows touch src/ than the bound allows.
+	let index: TestIndex;
+	beforeAll(() => {
+		const dir = join(makeTempDir("pi-events-common-dir-"), "sessions");
+		for (let s = 0; s < SESSIONS; s++) {
+			const entries = [];
+			let parent: string | null = null;
+			for (let i = 0; i < PER_SESSION; i++) {
+				entries.push(userEntry(`d${s}x${i}`, parent, at(s, i), text(s, i)));
+				parent = `d${s}x${i}`;
+			}
+			const call = `call${s}`;
+			entries.push(assistantEntry(`d${s}c`, parent, at(s, 40), "alpha: reading it", [{ id: call, name: "read", arguments: { path: `src/file${s}.ts` } }]));
+			entries.push(toolResultEntry(`d${s}r`, `d${s}c`, at(s, 41), call, "read", `alpha contents of file ${s}`));
+			writeSession(dir, { id: sid("dddd", s), cwd: A, timestamp: at(s, 0), entries }, `${at(s, 0).replaceAll(":", "-")}_${sid("dddd", s)}`);
+		}
+		index = buildIndex([dir]);
+	}, 60_000);
+	afterAll(() => index?.close());
+
+	const bounds: Partial<SearchBounds> = { ...BOUNDS, fullRankLimit: 100, fileRows: 10 };
+	const filters: SearchFilters = { files: [`${A}/src/`] };
+
+	test("it is searched in the newest sessions' window, as a filter checked on each match is: not a walk of the history", () => {
+		const touching = (index.db.query("SELECT count(*) AS n FROM event_files").get() as { n: number }).n;
+		expect(touching).toBeGreaterThan(10);
+		const r = search(index.db, { query: "alpha", filters, limit: 5, scope: UNSCOPED, bounds });
+		expect(r.coverage.mode).toBe("recent");
+		expect(r.coverage.matchesExact).toBe(false);
+		expect(r.hits.length).toBe(5);
+		// The window (the newest sessions holding 300 fragments: 10 of 32) holds 10 events that pass
+		// (each session's read); walking alpha's matches for the filter found all 40.
+		expect(r.coverage.estimatedMatches).toBe(10);
+		const newest = new Set(Array.from({ length: 10 }, (_, i) => sid("dddd", SESSIONS - 1 - i)));
+		for (const h of r.hits) {
+			expect(newest.has(h.sessionId)).toBe(true);
+			expect(h.entryId.endsWith("c")).toBe(true);
+			expect(h.matchedFragments).toBe(1);
+		}
+	});
+
+	test("with the bound above its rows, every session touching it is searched: complete", () => {
+		const r = search(index.db, { query: "alpha", filters, limit: 5, scope: UNSCOPED, bounds: { ...bounds, fileRows: 1000 } });
+		expect(r.coverage.mode).toBe("full");
+		expect(r.coverage.estimatedMatches).toBe(SESSIONS);
+	});
+});

@@ -991,7 +991,8 @@ function filterOnlyScan(
 		// one that comes before the limit-th: stop.
 		if (units > limit) {
 			const kth = top[limit - 1]!;
-			const bound = newest ? (next.last_ts_ms ?? -Infinity) : (next.first_ts_ms ?? Infinity);
+			// Oldest first, a session whose oldest time is not known (NULL) bounds nothing: it is read.
+			const bound = newest ? (next.last_ts_ms ?? -Infinity) : (next.first_ts_ms ?? -Infinity);
 			if (newest ? bound < kth : bound > kth) break;
 		}
 		if (visited > 0 && examined >= FILTER_SCAN_BUDGET) {

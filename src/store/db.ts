@@ -20,11 +20,19 @@ export const SCHEMA_VERSION = 19;
 /**
  * The oldest schema version whose code can read and write an index of this version as it is:
  * 17 and 18 only added indexes, which SQLite keeps up to date whoever writes; 19 added a column
- * that only its own writers keep (sessions.first_ts_ms). Recorded in the index, so that this code
- * can use an index of a newer version that says it still may (rather than rebuild it, and a newer
- * binary rebuild it again: two versions of pi-events used in turn).
+ * (sessions.first_ts_ms) that older code leaves NULL in the sessions it writes, which this code
+ * reads as "not known" (NO_EVENT_TIME). Recorded in the index, so that this code can use an index
+ * of a newer version that says it still may (rather than rebuild it, and a newer binary rebuild it
+ * again: two versions of pi-events used in turn).
  */
-export const SCHEMA_COMPATIBLE_FROM = 19;
+export const SCHEMA_COMPATIBLE_FROM = 16;
+
+/**
+ * sessions.first_ts_ms of a session none of whose events has a time. NULL there means not known:
+ * the row was written by a pi-events before schema 19, and the next sync that appends to the
+ * session computes it.
+ */
+export const NO_EVENT_TIME = Number.MAX_SAFE_INTEGER;
 
 /**
  * Additive steps, by the version they start from: statements that bring an index of that version
@@ -37,7 +45,7 @@ export const SCHEMA_UPGRADES: Readonly<Record<number, string>> = {
 		CREATE INDEX IF NOT EXISTS sessions_by_cwd ON sessions(cwd_real, last_ts_ms, session_id, created, fragment_count);`,
 	17: "CREATE INDEX IF NOT EXISTS events_with_derived_calls ON events(session_key) WHERE derived_calls IS NOT NULL;",
 	18: `ALTER TABLE sessions ADD COLUMN first_ts_ms INTEGER;
-		UPDATE sessions SET first_ts_ms = (SELECT min(ts_ms) FROM events e WHERE e.session_key = sessions.session_key);
+		UPDATE sessions SET first_ts_ms = coalesce((SELECT min(ts_ms) FROM events e WHERE e.session_key = sessions.session_key), 9007199254740991);
 		DROP INDEX IF EXISTS sessions_by_activity;
 		CREATE INDEX sessions_by_activity ON sessions(last_ts_ms DESC, session_id, session_key, cwd_real, created, fragment_count, first_ts_ms);
 		DROP INDEX IF EXISTS sessions_by_cwd;
@@ -79,7 +87,8 @@ CREATE TABLE sessions (
   leaf_entry TEXT
 , first_ts_ms INTEGER);
 -- first_ts_ms: the time of the session's oldest event (schema 19, written as ALTER TABLE adds it, so
--- that an upgraded index has this very schema). Not the header's time: a fork or a clone copies
+-- that an upgraded index has this very schema); 2^53 - 1 when none has a time, NULL when not known
+-- (written by an older pi-events: NO_EVENT_TIME). Not the header's time: a fork or a clone copies
 -- entries with their original times, older than the file it copies them into.
 CREATE INDEX sessions_by_id ON sessions(session_id);
 -- Most recently active first, without a sort (filter-only search reads sessions in this order and stops early).

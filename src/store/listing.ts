@@ -85,8 +85,12 @@ export function admitsAtLeast(db: Database, where: SessionCondition, ranges: Cwd
 const BROWSE_COLUMNS = "s.session_key, s.session_id, s.cwd_real, s.created, s.last_ts_ms, s.first_ts_ms, s.fragment_count";
 /** Most recently active first (a session without a time last, as NULL sorts in SQLite), then by id and key. */
 const ACTIVITY_ORDER = "ORDER BY s.last_ts_ms DESC, s.session_id, s.session_key";
-/** Oldest activity first (a session without a time last), then by id and key. */
-const FIRST_ORDER = "ORDER BY s.first_ts_ms IS NULL, s.first_ts_ms, s.session_id, s.session_key";
+/**
+ * Oldest activity first, then by id and key: a session whose oldest time is not known (NULL)
+ * before all, as SQLite sorts NULL and the sessions_by_first index holds it; one without any time
+ * (NO_EVENT_TIME) after all.
+ */
+const FIRST_ORDER = "ORDER BY s.first_ts_ms, s.session_id, s.session_key";
 
 /** The condition with the browse's time range (NULL times fail both comparisons: such sessions hold no event in a range). */
 function withTimes(where: SessionCondition, options: BrowseOptions): SessionCondition {
@@ -97,7 +101,8 @@ function withTimes(where: SessionCondition, options: BrowseOptions): SessionCond
 		params.push(options.sinceMs);
 	}
 	if (options.untilMs !== undefined) {
-		sql.push("s.first_ts_ms < ?");
+		// A time not known (NULL: written by an older pi-events) may be before it.
+		sql.push("(s.first_ts_ms IS NULL OR s.first_ts_ms < ?)");
 		params.push(options.untilMs);
 	}
 	return { sql: sql.join(" AND "), params };
@@ -118,7 +123,7 @@ function narrowRanges(db: Database, where: SessionCondition, ranges: CwdRanges |
 }
 
 /**
- * The sessions the condition admits, in `options.order` (a session without a time last), with
+ * The sessions the condition admits, in `options.order` (FIRST_ORDER, ACTIVITY_ORDER), with
  * only what a filter-only search needs, read one at a time. `ranges` (a superset of the admitted
  * sessions' cwds) lets a narrow scope read only its own sessions, through the sessions_by_cwd
  * index (which holds every column read here), and sort them. Otherwise, or when they hold more
@@ -147,31 +152,15 @@ export function browseSessionsWhere(
 		let next = 0;
 		return { next: () => few[next++] ?? null, close: () => {} };
 	}
-	// Each its own statement, finalized on close: a cached one left mid-read would hold a read transaction open.
-	const reads = first
-		? // The index sorts NULL first: the sessions with a time, in its order, then those without.
-			[
-				`${timed.sql} AND s.first_ts_ms IS NOT NULL ORDER BY s.first_ts_ms, s.session_id, s.session_key`,
-				`${timed.sql} AND s.first_ts_ms IS NULL ORDER BY s.session_id, s.session_key`,
-			]
-		: [`${timed.sql} ${ACTIVITY_ORDER}`];
-	const statements = reads.map((sql) => db.prepare(`SELECT ${BROWSE_COLUMNS} FROM sessions s WHERE ${sql}`));
-	let current = 0;
-	let rows: IterableIterator<BrowseSessionRow> | null = null;
+	// Its own statement, finalized on close: a cached one left mid-read would hold a read transaction open.
+	const statement = db.prepare(`SELECT ${BROWSE_COLUMNS} FROM sessions s WHERE ${timed.sql} ${first ? FIRST_ORDER : ACTIVITY_ORDER}`);
+	const rows = statement.iterate(...timed.params) as IterableIterator<BrowseSessionRow>;
 	return {
 		next: () => {
-			while (current < statements.length) {
-				rows ??= statements[current]!.iterate(...timed.params) as IterableIterator<BrowseSessionRow>;
-				const r = rows.next();
-				if (!r.done) return r.value;
-				rows = null;
-				current++;
-			}
-			return null;
+			const r = rows.next();
+			return r.done ? null : r.value;
 		},
-		close: () => {
-			for (const statement of statements) statement.finalize();
-		},
+		close: () => statement.finalize(),
 	};
 }
 

@@ -12,7 +12,7 @@ import { derivedScopeColumn, scopeColumn } from "../auth/scope-tokens.ts";
 import { fullTextColumns } from "../project/fulltext.ts";
 import { WordForms } from "../project/stem.ts";
 import { fragmentWeight } from "../project/weights.ts";
-import { fragmentKeySpan, setBusyTimeout } from "./db.ts";
+import { fragmentKeySpan, NO_EVENT_TIME, setBusyTimeout } from "./db.ts";
 
 export interface FileRow {
 	file_key: number;
@@ -435,10 +435,11 @@ export class IndexWriter {
 		this.db.run(
 			`UPDATE sessions SET entry_count = entry_count + ?2, fragment_count = fragment_count + ?3,
 			   last_ts_ms = CASE WHEN ?4 IS NULL THEN last_ts_ms WHEN last_ts_ms IS NULL OR ?4 > last_ts_ms THEN ?4 ELSE last_ts_ms END,
-			   first_ts_ms = CASE WHEN ?8 IS NULL THEN first_ts_ms WHEN first_ts_ms IS NULL OR ?8 < first_ts_ms THEN ?8 ELSE first_ts_ms END,
+			   first_ts_ms = CASE WHEN first_ts_ms IS NULL THEN coalesce((SELECT min(ts_ms) FROM events WHERE session_key = ?1), ?9)
+			     WHEN ?8 IS NOT NULL AND ?8 < first_ts_ms THEN ?8 ELSE first_ts_ms END,
 			   leaf_entry = ?5, name = CASE WHEN ?6 = 1 THEN ?7 ELSE name END
 			 WHERE session_key = ?1`,
-			[sessionKey, added.length, fragments, lastTs, added[added.length - 1]!.entryId, name === undefined ? 0 : 1, name ?? null, firstTs],
+			[sessionKey, added.length, fragments, lastTs, added[added.length - 1]!.entryId, name === undefined ? 0 : 1, name ?? null, firstTs, NO_EVENT_TIME],
 		);
 	}
 
@@ -453,7 +454,7 @@ export class IndexWriter {
 				`UPDATE sessions SET entry_count = ?2, fragment_count = ?3, first_ts_ms = ?4, last_ts_ms = ?5, leaf_entry = ?6, name = ?7
 				 WHERE session_key = ?1`,
 			)
-			.run(sessionKey, tally.entries, tally.fragments, tally.firstTs, tally.lastTs, tally.leaf, tally.name);
+			.run(sessionKey, tally.entries, tally.fragments, tally.firstTs ?? NO_EVENT_TIME, tally.lastTs, tally.leaf, tally.name);
 	}
 
 	/** Recompute the per-session summary facts from its events. */
@@ -463,7 +464,7 @@ export class IndexWriter {
 			   entry_count = (SELECT count(*) FROM events WHERE session_key = ?1),
 			   fragment_count = (SELECT count(*) FROM fragments WHERE session_key = ?1),
 			   last_ts_ms = (SELECT max(ts_ms) FROM events WHERE session_key = ?1),
-			   first_ts_ms = (SELECT min(ts_ms) FROM events WHERE session_key = ?1),
+			   first_ts_ms = coalesce((SELECT min(ts_ms) FROM events WHERE session_key = ?1), ${NO_EVENT_TIME}),
 			   leaf_entry = (SELECT entry_id FROM events WHERE session_key = ?1 ORDER BY seq DESC LIMIT 1),
 			   name = (SELECT json_extract(meta, '$.name') FROM events WHERE session_key = ?1 AND event_type IN ('session_info', 'title_change') ORDER BY seq DESC LIMIT 1)
 			 WHERE session_key = ?1`,

@@ -132,3 +132,38 @@ describe("a search by filters alone", () => {
 		for (const h of fromForks) expect(Date.parse(h.timestamp!)).toBeLessThan(Math.min(header(5), header(9), UNTIL));
 	});
 });
+
+describe("sessions whose oldest time is not known (written by a pi-events before schema 19)", () => {
+	test("are read first when oldest first and kept within --until: the answers are still every event's first in time order", () => {
+		// As an older writer leaves them: the forks and a few others.
+		index.db.run(`UPDATE sessions SET first_ts_ms = NULL WHERE session_id IN (?, ?, ?, ?)`, [sid(5), sid(9), sid(0), sid(17)]);
+		for (const [filters, where] of [
+			[{ roles: ["assistant"] }, "e.role = 'assistant'"],
+			[{ roles: ["assistant"], untilMs: UNTIL }, `e.role = 'assistant' AND e.ts_ms < ${UNTIL}`],
+			[{ isError: true, sinceMs: UNTIL }, `e.is_error = 1 AND e.ts_ms >= ${UNTIL}`],
+		] as [SearchFilters, string][]) {
+			for (const sort of ["oldest", "newest"] as const) {
+				const expected = bruteForce(where, sort === "oldest" ? "ASC" : "DESC");
+				for (const limit of [1, 10, 50]) {
+					const r = search(index.db, { query: "", filters, limit, scope: UNSCOPED, sort });
+					expect(r.hits.map((h) => `${h.sessionId}/${h.entryId}`)).toEqual(expected.slice(0, limit));
+				}
+			}
+		}
+	});
+
+	test("the next sync that appends to such a session computes it", () => {
+		const file = index.db.query("SELECT f.path AS path FROM files f JOIN sessions s ON s.file_key = f.file_key WHERE s.session_id = ?").get(sid(5)) as {
+			path: string;
+		};
+		appendFileSync(file.path, `${JSON.stringify(userEntry("later", "r5x5", at(5, 24 * 60 + 5), "a later entry"))}\n`);
+		expect(index.sync().sessions.appended).toBe(1);
+		const row = index.db
+			.query(
+				"SELECT s.first_ts_ms AS first, (SELECT min(ts_ms) FROM events e WHERE e.session_key = s.session_key) AS oldest FROM sessions s WHERE session_id = ?",
+			)
+			.get(sid(5)) as { first: number | null; oldest: number };
+		expect(row.first).toBe(row.oldest);
+		expect(row.first).toBe(Date.parse(at(5, 0)));
+	});
+});

@@ -137,11 +137,11 @@ export interface SearchBounds {
 
 const notEmpty = (): Pick<SearchCoverage, "emptyBecause" | "unmatchedTerms"> => ({ emptyBecause: null, unmatchedTerms: [] });
 
-/** The candidates a search ranks, and what its coverage says of them. */
 /**
- * Ranked candidates. `wholeEvents`: they hold every matching fragment of their events (all the
- * matches of the parts of the history read were ranked), so how many of each event matched is
- * counted from them; otherwise the gate counts (mode "full" implies it).
+ * The candidates a search ranks, and what its coverage says of them. `wholeEvents`: they hold
+ * every matching fragment of their events (all the matches of the parts of the history read were
+ * ranked), so how many of each event matched is counted from them; otherwise the gate counts
+ * (mode "full" implies it).
  */
 type Ranking = { ranked: RankedRow[]; mode: SearchCoverage["mode"]; rankedShare: number | null; wholeEvents?: boolean };
 
@@ -492,7 +492,7 @@ function rankInParts(
 		// More than FILE_ROWS file rows touch the path (a project directory): it passes matches all
 		// through the history, so it is searched as a filter checked on each match is, in the newest
 		// (oldest) sessions' window. Walking the word's matches for it read much more (at 5 GB, `the
-		// --file` a directory of 6,000 file rows: 75–89 ms).
+		// --file` a directory of 16,552 file rows: 94 ms, in the window 19).
 		const window = searchWindow(scoped, parsed, bounds, sort, limit);
 		if (window !== null) return rankWindow(scoped, parsed, window.rows);
 	}
@@ -530,7 +530,7 @@ function rankRead(
  * first (rankRead). When the time range runs out first, every match was found. When `maxSessions`
  * sessions or UNTIL_EVENTS of their events are read before that, or the matches found so far say
  * they would be (filters that reject most matches), null: the caller walks the matches instead.
- * With a filter checked on each match (kind, role, tool, type, error, branch, selection), the
+ * With a filter checked on each match (kind, role, tool, type, error, branch, selection, file), the
  * sessions are read as the window is for such a filter without --until: until twice `limit`
  * matches are found or the bound is reached, and those are ranked (mode "recent"). Walking would
  * read the whole history before then (at 5 GB, `the --until … --tool edit` 280–310 ms).

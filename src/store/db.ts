@@ -21,7 +21,7 @@ export const SCHEMA_VERSION = 19;
  * The oldest schema version whose code can read and write an index of this version as it is:
  * 17 and 18 only added indexes, which SQLite keeps up to date whoever writes; 19 added a column
  * (sessions.first_ts_ms) that older code leaves NULL in the sessions it writes, which this code
- * reads as "not known" (NO_EVENT_TIME). Recorded in the index, so that this code can use an index
+ * reads as "not known" (see NO_EVENT_TIME). Recorded in the index, so that this code can use an index
  * of a newer version that says it still may (rather than rebuild it, and a newer binary rebuild it
  * again: two versions of pi-events used in turn).
  */
@@ -88,7 +88,7 @@ CREATE TABLE sessions (
 , first_ts_ms INTEGER);
 -- first_ts_ms: the time of the session's oldest event (schema 19, written as ALTER TABLE adds it, so
 -- that an upgraded index has this very schema); 2^53 - 1 when none has a time, NULL when not known
--- (written by an older pi-events: NO_EVENT_TIME). Not the header's time: a fork or a clone copies
+-- (a row an older pi-events wrote: NO_EVENT_TIME, store/db.ts). Not the header's time: a fork or a clone copies
 -- entries with their original times, older than the file it copies them into.
 CREATE INDEX sessions_by_id ON sessions(session_id);
 -- Most recently active first, without a sort (filter-only search reads sessions in this order and stops early).

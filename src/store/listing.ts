@@ -92,7 +92,11 @@ const ACTIVITY_ORDER = "ORDER BY s.last_ts_ms DESC, s.session_id, s.session_key"
  */
 const FIRST_ORDER = "ORDER BY s.first_ts_ms, s.session_id, s.session_key";
 
-/** The condition with the browse's time range (NULL times fail both comparisons: such sessions hold no event in a range). */
+/**
+ * The condition with the browse's time range: a session's events lie between its oldest and
+ * newest event times. A NULL newest time means none has a time (in no range); a NULL oldest time,
+ * not known (kept within any --until).
+ */
 function withTimes(where: SessionCondition, options: BrowseOptions): SessionCondition {
 	const sql = [where.sql];
 	const params = [...where.params];

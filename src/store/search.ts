@@ -384,10 +384,16 @@ export function countMatches(db: Database, match: string, cap: number, range?: R
  * event's time), most recently active first; null when there are more than `cap`.
  */
 export function activeSessionSpans(db: Database, where: { sql: string; params: SQLQueryBindings[] }, sinceMs: number, cap: number): RowidRange[] | null {
+	const spans = newestActiveSessionSpans(db, where, sinceMs, cap + 1);
+	return spans.length > cap ? null : spans;
+}
+
+/** The fragment key spans of the `count` most recently active of those sessions (activeSessionSpans), newest first. */
+export function newestActiveSessionSpans(db: Database, where: { sql: string; params: SQLQueryBindings[] }, sinceMs: number, count: number): RowidRange[] {
 	const keys = db
 		.query(`SELECT s.session_key FROM sessions s WHERE ${where.sql} AND s.last_ts_ms >= ? ORDER BY s.last_ts_ms DESC LIMIT ?`)
-		.values(...where.params, sinceMs, cap + 1) as [number][];
-	return keys.length > cap ? null : keys.map(([key]) => fragmentKeySpan(key));
+		.values(...where.params, sinceMs, count) as [number][];
+	return keys.map(([key]) => fragmentKeySpan(key));
 }
 
 /**

@@ -401,6 +401,35 @@ describe("a very common word with --until and a filter checked on each match", (
 		expect(new Set(r.hits.map((h) => h.sessionId))).toEqual(new Set([0, 1, 2].map((s) => sid("cccc", s))));
 	});
 
+	test("with --since and more sessions active since then than are searched one by one: the most recently active, until twice the limit pass", () => {
+		const since = Date.parse(at(10, 0));
+		const r = search(index.db, {
+			query: "alpha",
+			filters: { kinds: ["assistant.text"], sinceMs: since },
+			limit: 5,
+			scope: UNSCOPED,
+			bounds: { ...many, sinceSessions: 2 },
+		});
+		expect(r.coverage.mode).toBe("recent");
+		// Sessions 39 down to 30 hold the first ten that pass (one each); walking alpha's matches found all 30 since then.
+		expect(r.coverage.estimatedMatches).toBe(10);
+		const newestTen = new Set(Array.from({ length: 10 }, (_, i) => sid("cccc", SESSIONS - 1 - i)));
+		for (const h of r.hits) {
+			expect(newestTen.has(h.sessionId)).toBe(true);
+			expect(kindOf(index.db, h)).toBe("assistant.text");
+		}
+		// When the bound of sessions holds every session active since then, every match is found.
+		const all = search(index.db, {
+			query: "alpha",
+			filters: { kinds: ["assistant.text"], sinceMs: Date.parse(at(37, 0)) },
+			limit: 5,
+			scope: UNSCOPED,
+			bounds: { ...many, sinceSessions: 2 },
+		});
+		expect(all.coverage.mode).toBe("full");
+		expect(all.coverage.estimatedMatches).toBe(3);
+	});
+
 	test("a filter nothing passes stops at the bound of sessions read: empty, explained as the filters', in the newest sessions", () => {
 		const r = find(index.db, "alpha", { filters: { kinds: ["bash.command"], untilMs: until }, bounds: { ...many, untilSessions: 5 } });
 		expect(r.hits).toEqual([]);

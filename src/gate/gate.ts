@@ -16,7 +16,7 @@
  *   const scoped = gate.search(userMatch, filters, { includeDerived });   // null: nothing admitted
  *   scoped.count(cap, range?) / scoped.fewUnscopedMatches(n) / scoped.rank(limit, { order, withTime, scopeInSql, range })
  *   scoped.tokenCount(expr, cap) / scoped.window(fragments, order)   (bounding the cost of common words)
- *   scoped.activeSince(ms, cap) / scoped.newestActiveSince(ms, n) / scoped.activeBefore(ms, since, max, walk) / scoped.fileSpans(files, cap) / scoped.admitsSessions(n)   (admitted sessions' spans)
+ *   scoped.activeSince(ms, cap) / scoped.sessionsInRange(range) / scoped.activeBefore(ms, since, max, walk) / scoped.fileSpans(files, cap) / scoped.admitsSessions(n)   (admitted sessions' spans)
  *   scoped.withSpanReads(read)   (a larger page cache while many spans are read)
  *   scoped.hydrate(ranked) / scoped.matchedPerEvent(rows) / scoped.failedCallEvents(keys)
  *   scoped.occurs(expr) (explaining an empty answer; never looks past the cutoff)
@@ -66,7 +66,7 @@ import {
 	sessionWindow,
 	activeSessionSpans,
 	activeSpansBefore,
-	newestActiveSessionSpans,
+	sessionSpansInRange,
 	fileEventSpans,
 	type SqlFilters,
 	termOccurrences,
@@ -493,9 +493,13 @@ export class ScopedSearch {
 		return activeSessionSpans(this.db, sessionRuleSql(this.plan.rule), sinceMs, cap);
 	}
 
-	/** The spans of the `count` most recently active of those sessions (activeSince), newest first. */
-	newestActiveSince(sinceMs: number, count: number): RowidRange[] {
-		return newestActiveSessionSpans(this.db, sessionRuleSql(this.plan.rule), sinceMs, count);
+	/**
+	 * The fragment key spans of at most `count` admitted sessions that can hold an event in the time
+	 * range, most recently active first or oldest first (store/search.ts sessionSpansInRange; the
+	 * targeted current session included, as in activeSince).
+	 */
+	sessionsInRange(range: { sinceMs?: number; untilMs?: number; order: "newest" | "oldest"; count: number }): RowidRange[] {
+		return sessionSpansInRange(this.db, sessionRuleSql(this.plan.rule), range);
 	}
 
 	/**

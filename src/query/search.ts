@@ -51,8 +51,9 @@ const SINCE_SESSIONS = 100;
 /**
  * A very common query with --until searches the sessions last active before then one by one
  * (rankUntil), reading at most this many sessions and this many events of the time index to find
- * its newest matches; past either bound (filters that reject most of them), it walks the matches,
- * unless a filter checked on each match rejects them: then it answers from the sessions read.
+ * its newest matches; past either bound (filters that reject most of them), it walks the matches.
+ * With a time range and a filter checked on each match, at most this many sessions in the range
+ * are read (rankSessionsRead).
  */
 const UNTIL_SESSIONS = 200;
 const UNTIL_EVENTS = 50_000;
@@ -499,42 +500,44 @@ function rankInParts(
 		if (window !== null) return rankWindow(scoped, parsed, window.rows);
 	}
 	// A path is a filter checked on each match too.
-	const categorical = hasCategoricalFilter(filters) || !!files?.length;
-	const maxSessions = bounds.untilSessions ?? UNTIL_SESSIONS;
-	if (sinceMs !== undefined && untilMs === undefined && categorical && sort !== "oldest") {
-		// More sessions are active since then than are searched one by one, and a filter is checked on
-		// each match: the most recently active of them, as the window is read without --since.
-		// Walking the word's matches for it read the whole history (at 5 GB, `the --since` five
-		// months before the corpus's end `--kind bash.command`, which nothing passes: 250–270 ms).
-		const spans = scoped.newestActiveSince(sinceMs, maxSessions);
-		return scoped.withSpanReads(() => rankSessionsRead(scoped, parsed, spans, limit, spans.length < maxSessions, fullRankLimit));
+	if ((sinceMs !== undefined || untilMs !== undefined) && (hasCategoricalFilter(filters) || !!files?.length)) {
+		// A filter checked on each match, and more history in the time range than is searched one
+		// session at a time: the sessions that can hold a match there, most recently active first (with
+		// --sort oldest, oldest first), until twice the limit pass, as the window is read without a
+		// time filter. Walking the word's matches for it read the whole history (at 5 GB, `the --until
+		// … --tool edit` 250–310 ms; `the --since` five months before the end `--kind bash.command`,
+		// which nothing passes, 250–270 ms; in a workspace of 800 sessions 170–200 ms).
+		const maxSessions = bounds.untilSessions ?? UNTIL_SESSIONS;
+		const spans = scoped.sessionsInRange({ sinceMs, untilMs, order: sort === "oldest" ? "oldest" : "newest", count: maxSessions });
+		return scoped.withSpanReads(() => rankSessionsRead(scoped, parsed, spans, { limit, everySession: spans.length < maxSessions, fullRankLimit, sort }));
 	}
 	if (untilMs === undefined || sort === "oldest" || !scoped.admitsSessions(bounds.untilMinSessions ?? UNTIL_MIN_SESSIONS)) return null;
-	const until = { untilMs, sinceMs, maxSessions, categorical, limit };
-	return scoped.withSpanReads(() => rankUntil(scoped, parsed, until, fullRankLimit));
+	return scoped.withSpanReads(() => rankUntil(scoped, parsed, untilMs, sinceMs, fullRankLimit, bounds.untilSessions ?? UNTIL_SESSIONS));
 }
 
 /**
- * The matches of these sessions' spans (newest first), read one session at a time until twice
- * `limit` are found: those, all ranked (mode "recent", or "full" when `everySession` and every
- * span was read, when every match there is was found).
+ * The matches of these sessions' spans, read one session at a time until twice `limit` are
+ * found: those, all ranked (mode "recent"); when `everySession` and every span was read, every
+ * match there is was found (rankRead).
  */
 function rankSessionsRead(
 	scoped: ScopedSearch,
 	parsed: ParsedQuery,
 	spans: readonly RowidRange[],
-	limit: number,
-	everySession: boolean,
-	fullRankLimit: number,
+	read: { limit: number; everySession: boolean; fullRankLimit: number; sort: SortOrder },
 ): Ranking {
 	const rows: RankedRow[] = [];
-	let read = 0;
+	let sessions = 0;
 	for (const range of spans) {
 		rows.push(...matchesIn(scoped, range, "oldest", false));
-		read++;
-		if (rows.length >= 2 * limit) break;
+		sessions++;
+		if (rows.length >= 2 * read.limit) break;
 	}
-	if (everySession && read === spans.length) return rankRead(scoped, parsed, rows, true, fullRankLimit, (a, b) => b.frag_key - a.frag_key);
+	if (read.everySession && sessions === spans.length) {
+		const order = read.sort === "oldest" ? (a: RankedRow, b: RankedRow) => a.frag_key - b.frag_key : (a: RankedRow, b: RankedRow) => b.frag_key - a.frag_key;
+		return rankRead(scoped, parsed, rows, true, read.fullRankLimit, order);
+	}
+	// Fewer than the sessions in range were read: every match found is ranked, the rest were not looked at.
 	scoreAll(scoped, parsed, rows);
 	return { ranked: rows, mode: "recent", rankedShare: null, wholeEvents: true };
 }
@@ -563,53 +566,34 @@ function rankRead(
 /**
  * The matches of a very common query with --until, from the sessions whose newest activity before
  * then is newest, one session at a time, until RECENT_MATCHES of them are found: those, newest
- * first (rankRead). When the time range runs out first, every match was found. When `maxSessions`
- * sessions or UNTIL_EVENTS of their events are read before that, or the matches found so far say
- * they would be (filters that reject most matches), null: the caller walks the matches instead.
- * With a filter checked on each match (kind, role, tool, type, error, branch, selection, file), the
- * sessions are read as the window is for such a filter without --until: until twice `limit`
- * matches are found or the bound is reached, and those are ranked (mode "recent"). Walking would
- * read the whole history before then (at 5 GB, `the --until … --tool edit` 280–310 ms).
+ * first (rankRead). When the time range runs out first, every match was found. Null when
+ * `maxSessions` sessions or UNTIL_EVENTS of their events were read before that, or when the
+ * matches found so far say it would be (filters that reject most matches): the caller walks the
+ * matches instead. (With a filter checked on each match, rankInParts reads sessionsInRange.)
  */
 function rankUntil(
 	scoped: ScopedSearch,
 	parsed: ParsedQuery,
-	until: { untilMs: number; sinceMs: number | undefined; maxSessions: number; categorical: boolean; limit: number },
+	untilMs: number,
+	sinceMs: number | undefined,
 	fullRankLimit: number,
+	maxSessions: number,
 ): Ranking | null {
-	const { untilMs, sinceMs, maxSessions, categorical, limit } = until;
 	const walk = { stopped: false };
 	const rows: RankedRow[] = [];
 	let sessions = 0;
 	let enough = false;
-	let cut = false;
 	for (const range of scoped.activeBefore(untilMs, sinceMs, UNTIL_EVENTS, walk)) {
 		for (const row of matchesIn(scoped, range, "oldest", false)) rows.push(row);
 		if (rows.length >= RECENT_MATCHES) {
 			enough = true;
 			break;
 		}
-		++sessions;
-		if (categorical) {
-			if (rows.length >= 2 * limit || sessions >= maxSessions) {
-				cut = true;
-				break;
-			}
-			continue;
-		}
-		if (sessions >= maxSessions) return null;
+		if (++sessions >= maxSessions) return null;
 		// At this rate the bound comes first: walk the matches now rather than after reading up to it.
 		if (sessions >= UNTIL_TRIAL_SESSIONS && rows.length * maxSessions < RECENT_MATCHES * sessions) return null;
 	}
-	if (walk.stopped) {
-		if (!categorical) return null;
-		cut = true;
-	}
-	if (cut) {
-		// Fewer than RECENT_MATCHES, all ranked; older sessions were not read.
-		scoreAll(scoped, parsed, rows);
-		return { ranked: rows, mode: "recent", rankedShare: null, wholeEvents: true };
-	}
+	if (walk.stopped) return null;
 	return rankRead(scoped, parsed, rows, !enough, fullRankLimit, (a, b) => (b.ts_ms ?? 0) - (a.ts_ms ?? 0) || b.frag_key - a.frag_key);
 }
 

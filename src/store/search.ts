@@ -384,15 +384,35 @@ export function countMatches(db: Database, match: string, cap: number, range?: R
  * event's time), most recently active first; null when there are more than `cap`.
  */
 export function activeSessionSpans(db: Database, where: { sql: string; params: SQLQueryBindings[] }, sinceMs: number, cap: number): RowidRange[] | null {
-	const spans = newestActiveSessionSpans(db, where, sinceMs, cap + 1);
+	const spans = sessionSpansInRange(db, where, { sinceMs, order: "newest", count: cap + 1 });
 	return spans.length > cap ? null : spans;
 }
 
-/** The fragment key spans of the `count` most recently active of those sessions (activeSessionSpans), newest first. */
-export function newestActiveSessionSpans(db: Database, where: { sql: string; params: SQLQueryBindings[] }, sinceMs: number, count: number): RowidRange[] {
+/**
+ * The fragment key spans of at most `count` sessions the condition admits that can hold an event
+ * in the time range (their newest event at or after `sinceMs`, their oldest before `untilMs` or
+ * not known), the most recently active first ("newest") or the one whose oldest event is oldest
+ * first ("oldest": a session whose oldest time is not known first).
+ */
+export function sessionSpansInRange(
+	db: Database,
+	where: { sql: string; params: SQLQueryBindings[] },
+	range: { sinceMs?: number; untilMs?: number; order: "newest" | "oldest"; count: number },
+): RowidRange[] {
+	const sql = [where.sql];
+	const params = [...where.params];
+	if (range.sinceMs !== undefined) {
+		sql.push("s.last_ts_ms >= ?");
+		params.push(range.sinceMs);
+	}
+	if (range.untilMs !== undefined) {
+		sql.push("(s.first_ts_ms IS NULL OR s.first_ts_ms < ?)");
+		params.push(range.untilMs);
+	}
+	const order = range.order === "newest" ? "s.last_ts_ms DESC" : "s.first_ts_ms";
 	const keys = db
-		.query(`SELECT s.session_key FROM sessions s WHERE ${where.sql} AND s.last_ts_ms >= ? ORDER BY s.last_ts_ms DESC LIMIT ?`)
-		.values(...where.params, sinceMs, count) as [number][];
+		.query(`SELECT s.session_key FROM sessions s WHERE ${sql.join(" AND ")} ORDER BY ${order}, s.session_key LIMIT ?`)
+		.values(...params, range.count) as [number][];
 	return keys.map(([key]) => fragmentKeySpan(key));
 }
 

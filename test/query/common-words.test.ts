@@ -430,6 +430,15 @@ describe("a very common word with --until and a filter checked on each match", (
 		expect(all.coverage.estimatedMatches).toBe(3);
 	});
 
+	test("sorted oldest first: the sessions whose oldest event is oldest, until twice the limit pass", () => {
+		const r = search(index.db, { query: "alpha", filters, limit: 5, scope: UNSCOPED, bounds: many, sort: "oldest" });
+		expect(r.coverage.mode).toBe("recent");
+		expect(r.coverage.estimatedMatches).toBe(10);
+		// The oldest first: sessions 0 to 4's answers, in time order.
+		expect(r.hits.map((h) => h.sessionId)).toEqual([0, 1, 2, 3, 4].map((s) => sid("cccc", s)));
+		for (const h of r.hits) expect(kindOf(index.db, h)).toBe("assistant.text");
+	});
+
 	test("a filter nothing passes stops at the bound of sessions read: empty, explained as the filters', in the newest sessions", () => {
 		const r = find(index.db, "alpha", { filters: { kinds: ["bash.command"], untilMs: until }, bounds: { ...many, untilSessions: 5 } });
 		expect(r.hits).toEqual([]);

@@ -532,10 +532,11 @@ export class ScopedSearch {
 
 	/**
 	 * The spans of the admitted sessions' fragments of events touching these files (the targeted
-	 * current session included, as in activeSince); null when more than `cap` file rows touch them.
+	 * current session included, as in activeSince), most recently active first (or oldest first);
+	 * null when more than `cap` file rows touch them.
 	 */
-	fileSpans(files: readonly string[], cap: number): RowidRange[] | null {
-		return fileEventSpans(this.db, sessionRuleSql(this.plan.rule), files, cap);
+	fileSpans(files: readonly string[], cap: number, order: "newest" | "oldest" = "newest"): RowidRange[] | null {
+		return fileEventSpans(this.db, sessionRuleSql(this.plan.rule), files, cap, order);
 	}
 
 	/** Whether the user's terms alone match at most `limit` fragments (then the scope may go in SQL). */

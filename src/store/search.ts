@@ -419,11 +419,17 @@ export function sessionSpansInRange(
 /**
  * For each session the condition admits that has events touching one of `files` (the path, or a
  * path under it, as the --file filter has it), the rowid span from its first to its last fragment
- * of such an event: every fragment the filter passes lies in one. Null when more than `cap` file
- * rows of admitted sessions touch them (then the filter is not selective, and walking the matches
- * finds enough soon).
+ * of such an event: every fragment the filter passes lies in one; the most recently active session
+ * first (with `order` "oldest", the one whose oldest event is oldest). Null when more than `cap`
+ * file rows of admitted sessions touch them.
  */
-export function fileEventSpans(db: Database, where: { sql: string; params: SQLQueryBindings[] }, files: readonly string[], cap: number): RowidRange[] | null {
+export function fileEventSpans(
+	db: Database,
+	where: { sql: string; params: SQLQueryBindings[] },
+	files: readonly string[],
+	cap: number,
+	order: "newest" | "oldest" = "newest",
+): RowidRange[] | null {
 	// The same paths as filterSql's `ef.path = ? OR instr(ef.path, ?) = 1`, as ranges of the path index.
 	const paths = files.map(() => "ef.path = ? OR (ef.path >= ? AND ef.path < ?)").join(" OR ");
 	const params = files.flatMap((p) => {
@@ -443,11 +449,13 @@ export function fileEventSpans(db: Database, where: { sql: string; params: SQLQu
 		)
 		.get(...params, ...where.params, cap + 1) as { n: number };
 	if (touching.n > cap) return null;
+	// The most recently active session first (oldest first: the one whose oldest event is oldest).
+	const sessionOrder = order === "newest" ? "s.last_ts_ms DESC" : "s.first_ts_ms";
 	const spans = db
 		.query(
 			`SELECT min(f.frag_key) AS from_key, max(f.frag_key) AS to_key FROM event_files ef
-			 JOIN fragments f ON f.event_key = ef.event_key${anySession ? "" : " JOIN sessions s ON s.session_key = f.session_key"}
-			 WHERE (${paths}) AND ${where.sql} GROUP BY f.session_key`,
+			 JOIN fragments f ON f.event_key = ef.event_key JOIN sessions s ON s.session_key = f.session_key
+			 WHERE (${paths}) AND ${where.sql} GROUP BY f.session_key ORDER BY ${sessionOrder}, f.session_key`,
 		)
 		.all(...params, ...where.params) as { from_key: number; to_key: number }[];
 	return spans.map((r) => ({ from: r.from_key, to: r.to_key }));

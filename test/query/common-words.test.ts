@@ -545,6 +545,25 @@ describe("a very common word with --file of a path many events touch", () => {
 		}
 	});
 
+	test("when more sessions touch it than are read whole, the most recently active until twice the limit pass", () => {
+		const r = search(index.db, { query: "alpha", filters, limit: 5, scope: UNSCOPED, bounds: { ...bounds, fileRows: 1000, fileSessions: 5 } });
+		expect(r.coverage.mode).toBe("recent");
+		// One read a session: sessions 39 down to 30; reading every session touching src/ found all 40.
+		expect(r.coverage.estimatedMatches).toBe(10);
+		const newest = new Set(Array.from({ length: 10 }, (_, i) => sid("dddd", SESSIONS - 1 - i)));
+		for (const h of r.hits) expect(newest.has(h.sessionId)).toBe(true);
+		// Oldest first: sessions 0 to 9.
+		const oldest = search(index.db, {
+			query: "alpha",
+			filters,
+			limit: 5,
+			scope: UNSCOPED,
+			sort: "oldest",
+			bounds: { ...bounds, fileRows: 1000, fileSessions: 5 },
+		});
+		expect(oldest.hits.map((h) => h.sessionId)).toEqual([0, 1, 2, 3, 4].map((s) => sid("dddd", s)));
+	});
+
 	test("with the bound above its rows, every session touching it is searched: complete", () => {
 		const r = search(index.db, { query: "alpha", filters, limit: 5, scope: UNSCOPED, bounds: { ...bounds, fileRows: 1000 } });
 		expect(r.coverage.mode).toBe("full");

@@ -570,3 +570,41 @@ describe("a very common word with --file of a path many events touch", () => {
 		expect(r.coverage.estimatedMatches).toBe(SESSIONS);
 	});
 });
+
+describe("a very common word read one range at a time leaves pi-events' own echoes out", () => {
+	// Every session runs `pi-events search alpha` through bash: its command and output are echoes.
+	let index: TestIndex;
+	beforeAll(() => {
+		const dir = join(makeTempDir("pi-events-common-echo-"), "sessions");
+		for (let s = 0; s < SESSIONS; s++) {
+			const entries = [];
+			let parent: string | null = null;
+			for (let i = 0; i < PER_SESSION; i++) {
+				entries.push(userEntry(`e${s}x${i}`, parent, at(s, i), text(s, i)));
+				parent = `e${s}x${i}`;
+			}
+			const call = `echo${s}`;
+			entries.push(assistantEntry(`e${s}c`, parent, at(s, 40), null, [{ id: call, name: "bash", arguments: { command: "pi-events search alpha --all" } }]));
+			entries.push(toolResultEntry(`e${s}r`, `e${s}c`, at(s, 41), call, "bash", `1. alpha found in session ${s}`));
+			writeSession(dir, { id: sid("eeee", s), cwd: A, timestamp: at(s, 0), entries }, `${at(s, 0).replaceAll(":", "-")}_${sid("eeee", s)}`);
+		}
+		index = buildIndex([dir]);
+	}, 60_000);
+	afterAll(() => index?.close());
+
+	const bounds: Partial<SearchBounds> = { ...BOUNDS, fullRankLimit: 100, untilMinSessions: 1 };
+	const cases: [string, SearchFilters][] = [
+		["the window (no time filter)", { kinds: ["bash.command", "tool.result"] }],
+		["the sessions before --until", { kinds: ["bash.command", "tool.result"], untilMs: Date.parse(at(SESSIONS, 0)) }],
+		["the sessions since --since", { kinds: ["bash.command", "tool.result"], sinceMs: Date.parse(at(1, 0)) }],
+	];
+	for (const [name, filters] of cases) {
+		test(`${name}: no echo among the hits; with includeDerived they come back`, () => {
+			const r = search(index.db, { query: "alpha", filters, limit: 5, scope: UNSCOPED, bounds });
+			expect(r.hits).toEqual([]);
+			const withEchoes = search(index.db, { query: "alpha", filters, limit: 5, scope: UNSCOPED, bounds, includeDerived: true });
+			expect(withEchoes.hits.length).toBe(5);
+			for (const h of withEchoes.hits) expect(["c", "r"]).toContain(h.entryId.at(-1));
+		});
+	}
+});

@@ -8,7 +8,7 @@
 import type { Database, SQLQueryBindings } from "bun:sqlite";
 import type { CwdRange } from "../auth/scope-sql.ts";
 import { inList } from "./in-list.ts";
-import { filterSql, type RankedRow, type SqlFilters } from "./search.ts";
+import { filterSql, inSessionTimeRange, type RankedRow, type SqlFilters } from "./search.ts";
 
 /** A condition on the sessions table `s` (the caller's scope, rendered by auth/scope-sql.ts), with its parameters. */
 interface SessionCondition {
@@ -93,26 +93,6 @@ const ACTIVITY_ORDER = "ORDER BY s.last_ts_ms DESC, s.session_id, s.session_key"
 const FIRST_ORDER = "ORDER BY s.first_ts_ms, s.session_id, s.session_key";
 
 /**
- * The condition with the browse's time range: a session's events lie between its oldest and
- * newest event times. A NULL newest time means none has a time (in no range); a NULL oldest time,
- * not known (kept within any --until).
- */
-function withTimes(where: SessionCondition, options: BrowseOptions): SessionCondition {
-	const sql = [where.sql];
-	const params = [...where.params];
-	if (options.sinceMs !== undefined) {
-		sql.push("s.last_ts_ms >= ?");
-		params.push(options.sinceMs);
-	}
-	if (options.untilMs !== undefined) {
-		// A time not known (NULL: written by an older pi-events) may be before it.
-		sql.push("(s.first_ts_ms IS NULL OR s.first_ts_ms < ?)");
-		params.push(options.untilMs);
-	}
-	return { sql: sql.join(" AND "), params };
-}
-
-/**
  * The ranges, when they hold at most `max` admitted sessions (a bounded count: at most max + 1
  * index entries read); null when they hold more or when there are no ranges (no cwd clause);
  * empty when the rule admits nothing.
@@ -142,7 +122,7 @@ export function browseSessionsWhere(
 	options: BrowseOptions = {},
 ): SessionCursor {
 	const first = options.order === "first";
-	const timed = withTimes(where, options);
+	const timed = inSessionTimeRange(where, options);
 	const narrow = narrowRanges(db, where, ranges, rangeReadMax);
 	if (narrow !== null) {
 		// Sorted by SQLite in one statement; sorting inside a LIMITed subquery (to skip the count) cost it 4–7 ms however few the rows.

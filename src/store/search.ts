@@ -399,6 +399,24 @@ export function sessionSpansInRange(
 	where: { sql: string; params: SQLQueryBindings[] },
 	range: { sinceMs?: number; untilMs?: number; order: "newest" | "oldest"; count: number },
 ): RowidRange[] {
+	const timed = inSessionTimeRange(where, range);
+	const order = range.order === "newest" ? "s.last_ts_ms DESC" : "s.first_ts_ms";
+	const keys = db
+		.query(`SELECT s.session_key FROM sessions s WHERE ${timed.sql} ORDER BY ${order}, s.session_key LIMIT ?`)
+		.values(...timed.params, range.count) as [number][];
+	return keys.map(([key]) => fragmentKeySpan(key));
+}
+
+/**
+ * A condition on the sessions table `s` narrowed to the sessions that can hold an event in the
+ * time range: a session's events lie between its oldest and newest event times. A NULL newest
+ * time means none has a time (in no range); a NULL oldest time, not known (a row an older
+ * pi-events wrote: kept within any `untilMs`).
+ */
+export function inSessionTimeRange(
+	where: { sql: string; params: SQLQueryBindings[] },
+	range: { sinceMs?: number; untilMs?: number },
+): { sql: string; params: SQLQueryBindings[] } {
 	const sql = [where.sql];
 	const params = [...where.params];
 	if (range.sinceMs !== undefined) {
@@ -409,11 +427,7 @@ export function sessionSpansInRange(
 		sql.push("(s.first_ts_ms IS NULL OR s.first_ts_ms < ?)");
 		params.push(range.untilMs);
 	}
-	const order = range.order === "newest" ? "s.last_ts_ms DESC" : "s.first_ts_ms";
-	const keys = db
-		.query(`SELECT s.session_key FROM sessions s WHERE ${sql.join(" AND ")} ORDER BY ${order}, s.session_key LIMIT ?`)
-		.values(...params, range.count) as [number][];
-	return keys.map(([key]) => fragmentKeySpan(key));
+	return { sql: sql.join(" AND "), params };
 }
 
 /**

@@ -13,7 +13,7 @@ import { Gate } from "../../src/gate/gate.ts";
 import { parseQuery } from "../../src/query/fts.ts";
 import type { Scope } from "../../src/auth/scope.ts";
 import { cleanupTempDirs, makeTempDir } from "../helpers/temp.ts";
-import { assistantEntry, buildIndex, ids, type TestIndex, toolResultEntry, UNSCOPED, userEntry, writeSession } from "./helpers.ts";
+import { assistantEntry, buildIndex, type Entry, ids, type TestIndex, toolResultEntry, UNSCOPED, userEntry, writeSession } from "./helpers.ts";
 
 const A = "/work/demo/common-a";
 const B = "/work/demo/common-b";
@@ -54,6 +54,25 @@ function writeCorpus(dir: string, withB: boolean): void {
 			writeSession(dir, { id: sid("bbbb", s), cwd: B, timestamp: at(s, 100), entries: other }, `${at(s, 100).replaceAll(":", "-")}_${sid("bbbb", s)}`);
 		}
 	}
+}
+
+/**
+ * An index of SESSIONS sessions in A, each PER_SESSION user messages with the common words
+ * (ids `<p><s>x<i>`), then what `extra(s, last)` adds after the last of them; ids `<ws>` sessions.
+ */
+function indexWithExtras(tempPrefix: string, p: string, ws: string, extra: (s: number, last: string) => Entry[]): TestIndex {
+	const dir = join(makeTempDir(tempPrefix), "sessions");
+	for (let s = 0; s < SESSIONS; s++) {
+		const entries: Entry[] = [];
+		let parent: string | null = null;
+		for (let i = 0; i < PER_SESSION; i++) {
+			entries.push(userEntry(`${p}${s}x${i}`, parent, at(s, i), text(s, i)));
+			parent = `${p}${s}x${i}`;
+		}
+		entries.push(...extra(s, parent!));
+		writeSession(dir, { id: sid(ws, s), cwd: A, timestamp: at(s, 0), entries }, `${at(s, 0).replaceAll(":", "-")}_${sid(ws, s)}`);
+	}
+	return buildIndex([dir]);
 }
 
 let onlyA: TestIndex;
@@ -355,18 +374,9 @@ describe("a very common word with --until and a filter checked on each match", (
 	// 40 sessions of 30 user messages with alpha, and one assistant message with alpha in each.
 	let index: TestIndex;
 	beforeAll(() => {
-		const dir = join(makeTempDir("pi-events-common-until-kind-"), "sessions");
-		for (let s = 0; s < SESSIONS; s++) {
-			const entries = [];
-			let parent: string | null = null;
-			for (let i = 0; i < PER_SESSION; i++) {
-				entries.push(userEntry(`k${s}x${i}`, parent, at(s, i), text(s, i)));
-				parent = `k${s}x${i}`;
-			}
-			entries.push(assistantEntry(`k${s}a`, parent, at(s, 40), `alpha answered in session ${s}`));
-			writeSession(dir, { id: sid("cccc", s), cwd: A, timestamp: at(s, 0), entries }, `${at(s, 0).replaceAll(":", "-")}_${sid("cccc", s)}`);
-		}
-		index = buildIndex([dir]);
+		index = indexWithExtras("pi-events-common-until-kind-", "k", "cccc", (s, last) => [
+			assistantEntry(`k${s}a`, last, at(s, 40), `alpha answered in session ${s}`),
+		]);
 	}, 60_000);
 	afterAll(() => index?.close());
 
@@ -453,26 +463,16 @@ describe("a very common word with --file", () => {
 	const TOUCHED = [6, 21];
 	let index: TestIndex;
 	beforeAll(() => {
-		const dir = join(makeTempDir("pi-events-common-file-"), "sessions");
-		for (let s = 0; s < SESSIONS; s++) {
-			const entries = [];
-			let parent: string | null = null;
-			for (let i = 0; i < PER_SESSION; i++) {
-				entries.push(userEntry(`f${s}x${i}`, parent, at(s, i), text(s, i)));
-				parent = `f${s}x${i}`;
-			}
-			if (TOUCHED.includes(s)) {
-				// One read of the file in the middle of the session: the call and its result mention alpha.
-				const call = `call${s}`;
-				entries.push(
-					assistantEntry(`f${s}c`, parent, at(s, 40), "alpha: reading the target", [{ id: call, name: "read", arguments: { path: "src/target.ts" } }]),
-				);
-				entries.push(toolResultEntry(`f${s}r`, `f${s}c`, at(s, 41), call, "read", `alpha target contents of ${s}`));
-				entries.push(userEntry(`f${s}z`, `f${s}r`, at(s, 42), text(s, 99)));
-			}
-			writeSession(dir, { id: sid("ffff", s), cwd: A, timestamp: at(s, 0), entries }, `${at(s, 0).replaceAll(":", "-")}_${sid("ffff", s)}`);
-		}
-		index = buildIndex([dir]);
+		index = indexWithExtras("pi-events-common-file-", "f", "ffff", (s, last) => {
+			if (!TOUCHED.includes(s)) return [];
+			// One read of the file in the middle of the session: the call and its result mention alpha.
+			const call = `call${s}`;
+			return [
+				assistantEntry(`f${s}c`, last, at(s, 40), "alpha: reading the target", [{ id: call, name: "read", arguments: { path: "src/target.ts" } }]),
+				toolResultEntry(`f${s}r`, `f${s}c`, at(s, 41), call, "read", `alpha target contents of ${s}`),
+				userEntry(`f${s}z`, `f${s}r`, at(s, 42), text(s, 99)),
+			];
+		});
 	}, 60_000);
 	afterAll(() => index?.close());
 
@@ -507,20 +507,13 @@ describe("a very common word with --file of a path many events touch", () => {
 	// Every session reads a file under src/: more file rows touch src/ than the bound allows.
 	let index: TestIndex;
 	beforeAll(() => {
-		const dir = join(makeTempDir("pi-events-common-dir-"), "sessions");
-		for (let s = 0; s < SESSIONS; s++) {
-			const entries = [];
-			let parent: string | null = null;
-			for (let i = 0; i < PER_SESSION; i++) {
-				entries.push(userEntry(`d${s}x${i}`, parent, at(s, i), text(s, i)));
-				parent = `d${s}x${i}`;
-			}
+		index = indexWithExtras("pi-events-common-dir-", "d", "dddd", (s, last) => {
 			const call = `call${s}`;
-			entries.push(assistantEntry(`d${s}c`, parent, at(s, 40), "alpha: reading it", [{ id: call, name: "read", arguments: { path: `src/file${s}.ts` } }]));
-			entries.push(toolResultEntry(`d${s}r`, `d${s}c`, at(s, 41), call, "read", `alpha contents of file ${s}`));
-			writeSession(dir, { id: sid("dddd", s), cwd: A, timestamp: at(s, 0), entries }, `${at(s, 0).replaceAll(":", "-")}_${sid("dddd", s)}`);
-		}
-		index = buildIndex([dir]);
+			return [
+				assistantEntry(`d${s}c`, last, at(s, 40), "alpha: reading it", [{ id: call, name: "read", arguments: { path: `src/file${s}.ts` } }]),
+				toolResultEntry(`d${s}r`, `d${s}c`, at(s, 41), call, "read", `alpha contents of file ${s}`),
+			];
+		});
 	}, 60_000);
 	afterAll(() => index?.close());
 
@@ -575,20 +568,13 @@ describe("a very common word read one range at a time leaves pi-events' own echo
 	// Every session runs `pi-events search alpha` through bash: its command and output are echoes.
 	let index: TestIndex;
 	beforeAll(() => {
-		const dir = join(makeTempDir("pi-events-common-echo-"), "sessions");
-		for (let s = 0; s < SESSIONS; s++) {
-			const entries = [];
-			let parent: string | null = null;
-			for (let i = 0; i < PER_SESSION; i++) {
-				entries.push(userEntry(`e${s}x${i}`, parent, at(s, i), text(s, i)));
-				parent = `e${s}x${i}`;
-			}
+		index = indexWithExtras("pi-events-common-echo-", "e", "eeee", (s, last) => {
 			const call = `echo${s}`;
-			entries.push(assistantEntry(`e${s}c`, parent, at(s, 40), null, [{ id: call, name: "bash", arguments: { command: "pi-events search alpha --all" } }]));
-			entries.push(toolResultEntry(`e${s}r`, `e${s}c`, at(s, 41), call, "bash", `1. alpha found in session ${s}`));
-			writeSession(dir, { id: sid("eeee", s), cwd: A, timestamp: at(s, 0), entries }, `${at(s, 0).replaceAll(":", "-")}_${sid("eeee", s)}`);
-		}
-		index = buildIndex([dir]);
+			return [
+				assistantEntry(`e${s}c`, last, at(s, 40), null, [{ id: call, name: "bash", arguments: { command: "pi-events search alpha --all" } }]),
+				toolResultEntry(`e${s}r`, `e${s}c`, at(s, 41), call, "bash", `1. alpha found in session ${s}`),
+			];
+		});
 	}, 60_000);
 	afterAll(() => index?.close());
 

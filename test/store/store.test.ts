@@ -291,19 +291,21 @@ describe("db.ts: failures classified by result code, never by message text", () 
 				(r) => `${r.name}: ${r.sql.replace(/\s+/g, " ")}`,
 			);
 		const current = schemaOf(built.db);
-		const firstTimes = () => built.db.query("SELECT session_key, first_ts_ms FROM sessions ORDER BY session_key").all();
-		const first = firstTimes();
+		const first = built.db.query("SELECT session_key, first_ts_ms FROM sessions ORDER BY session_key").all();
 		expect(first.every((r) => typeof (r as { first_ts_ms: unknown }).first_ts_ms === "number")).toBe(true);
-		/** The sessions table as it was before 19: no first_ts_ms, the indexes without it. */
-		const before19 = (db: Database) => {
+		/** The sessions table as it was before 19: no first_ts_ms, the indexes without it (as 17 and 18 had them, unless `sessionIndexes` is false). */
+		const before19 = (db: Database, sessionIndexes = true) => {
 			db.run("DROP INDEX sessions_by_first");
 			db.run("DROP INDEX sessions_by_cwd");
 			db.run("DROP INDEX sessions_by_activity");
 			db.run("ALTER TABLE sessions DROP COLUMN first_ts_ms");
+			if (!sessionIndexes) return;
+			db.run("CREATE INDEX sessions_by_activity ON sessions(last_ts_ms DESC, session_id, session_key, cwd_real, created, fragment_count)");
+			db.run("CREATE INDEX sessions_by_cwd ON sessions(cwd_real, last_ts_ms, session_id, created, fragment_count)");
 		};
 		// The schema as version 16 had it: no cwd index, the activity index without the cwd (17), no index of calls that run pi-events (18).
 		built.db.run("DROP INDEX events_with_derived_calls");
-		before19(built.db);
+		before19(built.db, false);
 		built.db.run("CREATE INDEX sessions_by_activity ON sessions(last_ts_ms DESC, session_id)");
 		built.db.run("PRAGMA user_version = 16");
 		built.close();
@@ -333,8 +335,6 @@ describe("db.ts: failures classified by result code, never by message text", () 
 		opened((db) => {
 			db.run("DROP INDEX events_with_derived_calls");
 			before19(db);
-			db.run("CREATE INDEX sessions_by_activity ON sessions(last_ts_ms DESC, session_id, session_key, cwd_real, created, fragment_count)");
-			db.run("CREATE INDEX sessions_by_cwd ON sessions(cwd_real, last_ts_ms, session_id, created, fragment_count)");
 			db.run("PRAGMA user_version = 17");
 		});
 		opened((db) => {
@@ -345,8 +345,6 @@ describe("db.ts: failures classified by result code, never by message text", () 
 		// Version 18: only 19's column and its indexes are missing.
 		opened((db) => {
 			before19(db);
-			db.run("CREATE INDEX sessions_by_activity ON sessions(last_ts_ms DESC, session_id, session_key, cwd_real, created, fragment_count)");
-			db.run("CREATE INDEX sessions_by_cwd ON sessions(cwd_real, last_ts_ms, session_id, created, fragment_count)");
 			db.run("PRAGMA user_version = 18");
 		});
 		opened((db) => {

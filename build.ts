@@ -3,7 +3,7 @@
  *   bun build.ts [OUTFILE]        the binary for this machine → dist/pi-events by default
  *   bun build.ts --release [DIR]  every release target → DIR (default dist/release)/pi-events-<os>-<arch>[-musl],
  *                                 SHA256SUMS, and the npm packages under DIR/npm (packaging/packages.ts)
- * Minified with bytecode for fast start, with the JIT held back at start (src/jit.ts); never autoloads .env or bunfig.toml from the directory
+ * Minified with bytecode and split into chunks for fast start, with the JIT held back at start (src/jit.ts); never autoloads .env or bunfig.toml from the directory
  * it runs in (it runs inside arbitrary user projects). The target and the commit are compiled in
  * (`pi-events --version`). Cross-compiling fetches bun's runtime for the target from the npm
  * registry once (cached in ~/.bun/install/cache).
@@ -36,6 +36,10 @@ function compile(outfile: string, target: string | null, commit: string): void {
 			...(target ? [`--target=bun-${target}`] : []),
 			"--minify",
 			"--bytecode",
+			// Each command's modules in chunks of their own, loaded when it runs: one bundle made every
+			// process load all of it (`--version` 8.8 → 7.3 ms, searches about 1 ms less; README).
+			"--format=esm",
+			"--splitting",
 			// Short commands stay in the interpreter; long work compiles as usual (src/jit.ts).
 			`--compile-jit-policy=${STARTUP_JIT_POLICY}`,
 			"--no-compile-autoload-dotenv",

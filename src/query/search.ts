@@ -279,7 +279,7 @@ function searchWith(db: Database, request: SearchRequest, files: SourceFiles): S
 		inWindow !== null
 			? rankWindow(scoped, parsed, inWindow)
 			: ((complete ? null : rankInParts(scoped, parsed, request.filters, sort, bounds, fullRankLimit, limit)) ??
-				rankCandidates(scoped, parsed, complete, sort, bounds));
+				rankCandidates(scoped, parsed, counted, complete, sort, bounds));
 
 	// Signals BM25 cannot see (conversational evidence, proximity), from the top candidates' source text.
 	const forms = new WordForms();
@@ -615,6 +615,7 @@ function rankUntil(
 
 /** Score every candidate from its own term counts and length (answer-score.ts), in place. */
 function scoreAll(scoped: ScopedSearch, parsed: ParsedQuery, ranked: RankedRow[]): void {
+	if (ranked.length === 0) return; // nothing to score: no token counts needed
 	const tokens = [...new Set(parsed.terms.flatMap((t) => [...t.tokens, ...t.alternatives.flatMap(alternativeTokens)]))];
 	const { occurrences, common } = scoped.termOccurrences(ranked, tokens);
 	const relevance = scoreFragments(ranked, occurrences, common);
@@ -625,7 +626,16 @@ function scoreAll(scoped: ScopedSearch, parsed: ParsedQuery, ranked: RankedRow[]
  * The in-scope candidates: every match the filters allow when there are at most FULL_RANK_LIMIT
  * (`complete`), scored; otherwise a window of RECENT_MATCHES in index order.
  */
-function rankCandidates(scoped: ScopedSearch, parsed: ParsedQuery, complete: boolean, sort: NonNullable<SearchRequest["sort"]>, bounds: SearchBounds): Ranking {
+function rankCandidates(
+	scoped: ScopedSearch,
+	parsed: ParsedQuery,
+	counted: number,
+	complete: boolean,
+	sort: NonNullable<SearchRequest["sort"]>,
+	bounds: SearchBounds,
+): Ranking {
+	// No match in scope at all (a typo, a word never written): the ranking query would find none either.
+	if (counted === 0) return { ranked: [], mode: "full", rankedShare: 1 };
 	if (complete) {
 		// Intersecting with a wide scope's tokens inside FTS5 can cost more than the query: when the
 		// user's terms alone match few fragments, the gate matches them alone and applies the same
@@ -705,7 +715,13 @@ function explainEmpty(
 	// With the cutoff, or in a window, the query matching there is enough: what left nothing is the filters.
 	if ((scoped.cutoffApplies || window !== null) && scoped.occurs(parsed.match, { range })) return { emptyBecause: "filters", unmatchedTerms: [] };
 	if (scoped.excludesDerived && scoped.occurs(parsed.match, { includeDerived: true, range })) return { emptyBecause: "derived", unmatchedTerms: [] };
-	const unmatched = parsed.terms.filter((t) => !scoped.occurs(t.alternatives.join(" OR "), { range })).map((t) => t.text);
+	// A query of one term is that term: with no window and no cutoff, `counted` (0 here) already
+	// says that it does not occur in scope.
+	const only = parsed.terms.length === 1 ? parsed.terms[0]!.alternatives.join(" OR ") : null;
+	const counts = window === null && !scoped.cutoffApplies && only === parsed.match;
+	const unmatched = counts
+		? parsed.terms.map((t) => t.text)
+		: parsed.terms.filter((t) => !scoped.occurs(t.alternatives.join(" OR "), { range })).map((t) => t.text);
 	return unmatched.length > 0 ? { emptyBecause: "terms", unmatchedTerms: unmatched } : { emptyBecause: "together", unmatchedTerms: [] };
 }
 

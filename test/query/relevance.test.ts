@@ -50,6 +50,18 @@ beforeAll(() => {
 	});
 	// another workspace holds a word the first does not
 	one(7, B, "zebrafish telemetry only lives in the other workspace");
+	// a word only pi-events' own echo holds: a bash call that ran pi-events, and its output
+	writeSession(dir, {
+		id: sid(8),
+		cwd: A,
+		entries: [
+			userEntry("u-ask", null, "2026-10-06T10:00:00.000Z", "Did we ever talk about this?"),
+			assistantEntry("a-echo", "u-ask", "2026-10-06T10:00:10.000Z", null, [
+				{ id: "tc2", name: "bash", arguments: { command: "pi-events search marmosetecho" } },
+			]),
+			toolResultEntry("r-echo", "a-echo", "2026-10-06T10:00:20.000Z", "tc2", "bash", "no hits for marmosetecho"),
+		],
+	});
 	idx = buildIndex([dir]);
 });
 
@@ -235,6 +247,17 @@ describe("no silent empty answer", () => {
 	test("every term occurs, never together; or the filters leave nothing", () => {
 		expect(run(idx.db, "quarterly ledger", {}, { scope: inA }).coverage).toMatchObject({ emptyBecause: "together", unmatchedTerms: [] });
 		expect(run(idx.db, "export crash", { kinds: ["tool.result"] }, { scope: inA }).coverage).toMatchObject({ emptyBecause: "filters", unmatchedTerms: [] });
+	});
+
+	test("a query of one term: absent, outside the scope, only in pi-events' echoes, or filtered out", () => {
+		expect(run(idx.db, "zzqxv", {}, { scope: inA }).coverage).toMatchObject({ emptyBecause: "terms", unmatchedTerms: ["zzqxv"] });
+		const outside = run(idx.db, "zebrafish", {}, { scope: inA }).coverage;
+		expect(outside).toEqual({ ...run(idx.db, "zzqxv", {}, { scope: inA }).coverage, unmatchedTerms: ["zebrafish"] });
+		expect(run(idx.db, "marmosetecho", {}, { scope: inA }).coverage).toMatchObject({ emptyBecause: "derived", unmatchedTerms: [] });
+		expect(run(idx.db, "marmosetecho", {}, { scope: inA, includeDerived: true }).hits.length).toBeGreaterThan(0);
+		expect(run(idx.db, "export", { kinds: ["tool.result"] }, { scope: inA }).coverage).toMatchObject({ emptyBecause: "filters", unmatchedTerms: [] });
+		// A term that matches only as another word form is a match: not named as unmatched.
+		expect(run(idx.db, "crashes", { kinds: ["tool.result"] }, { scope: inA }).coverage).toMatchObject({ emptyBecause: "filters", unmatchedTerms: [] });
 	});
 
 	test("hits: no explanation", () => {

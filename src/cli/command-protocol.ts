@@ -40,7 +40,7 @@ export function socketPathFor(indexPath: string): string | null {
 	return Buffer.byteLength(path) <= MAX_SOCKET_PATH_BYTES ? path : null;
 }
 
-/** An answer as received, checked field by field (the client does not load valibot: it starts fast). */
+/** An answer as received, checked field by field (the client builds no valibot schema: it starts fast). */
 export function parseAnswer(text: string): CommandAnswer | null {
 	let value: unknown;
 	try {

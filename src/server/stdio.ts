@@ -13,6 +13,7 @@ import { resolveCaller } from "../gate/caller.ts";
 import { indexedSize } from "../store/status.ts";
 import { errorCode, isPiEventsError, publicMessage } from "../errors.ts";
 import { forScope, observe, type RawFreshness } from "../sync/freshness.ts";
+import { mergePending, mergeSlice } from "../sync/merge.ts";
 import { decodeLine, frameLines } from "../source/jsonl.ts";
 import { toJsonSchema } from "./json-schema.ts";
 import { findTool, fitToolOutput, parseArgs, TOOLS } from "./tools.ts";
@@ -45,6 +46,14 @@ const BACKFILL_PAUSE_MS = 50;
 /** After a slice that made no progress (another process writing the index, say): try again this much later. */
 const BACKFILL_RETRY_MS = 5000;
 
+/**
+ * While a sync has left the full-text index worth merging (sync/merge.ts), the server merges it in
+ * slices of this budget, between requests: a call that comes meanwhile waits at most one slice.
+ */
+const MERGE_SLICE_MS = 250;
+/** The pause between two merge slices (requests that came meanwhile are answered first). */
+const MERGE_PAUSE_MS = 250;
+
 interface ServerOptions {
 	db: Database;
 	settings: Settings;
@@ -55,6 +64,8 @@ interface ServerOptions {
 	log: (line: string) => void;
 	/** Sync budgets (ms): before a call, and of each slice of a backlog (tests set small ones). */
 	syncBudgets?: { callMs: number; backfillMs: number };
+	/** The budget of each slice of merging the full-text index (tests set small ones). */
+	mergeSliceMs?: number;
 }
 
 type Id = string | number;
@@ -74,6 +85,8 @@ export class StdioServer {
 	private lastFreshness: RawFreshness | null = null;
 	/** The next slice of a backlog, when one is planned. */
 	private backfillTimer: ReturnType<typeof setTimeout> | null = null;
+	/** The next slice of merging the full-text index, when one is planned. */
+	private mergeTimer: ReturnType<typeof setTimeout> | null = null;
 	private closed = false;
 
 	constructor(private readonly opts: ServerOptions) {}
@@ -83,6 +96,8 @@ export class StdioServer {
 		this.closed = true;
 		if (this.backfillTimer !== null) clearTimeout(this.backfillTimer);
 		this.backfillTimer = null;
+		if (this.mergeTimer !== null) clearTimeout(this.mergeTimer);
+		this.mergeTimer = null;
 	}
 
 	/** Handle one raw frame (without its LF); returns nothing, writes a response if one is due. */
@@ -236,7 +251,27 @@ export class StdioServer {
 		this.lastFreshness = fresh;
 		this.lastSync = performance.now();
 		this.planBackfill(fresh, before);
+		if (fresh.pendingFiles === 0) this.planMerge();
 		return fresh;
+	}
+
+	/**
+	 * The next slice of merging the full-text index, soon, when a sync marked it worth merging
+	 * (sync/merge.ts); slices follow one another until it is merged. Never run inside a request.
+	 */
+	private planMerge(): void {
+		if (this.closed || this.mergeTimer !== null || !mergePending(this.opts.db)) return;
+		this.mergeTimer = setTimeout(() => {
+			this.mergeTimer = null;
+			if (this.closed) return;
+			try {
+				if (mergeSlice(this.opts.db, this.opts.mergeSliceMs ?? MERGE_SLICE_MS) === "more") this.planMerge();
+			} catch (err) {
+				this.opts.log(`pi-events serve: merging the full-text index failed: ${publicMessage(err)}`);
+			}
+		}, MERGE_PAUSE_MS);
+		// Never what keeps the process alive: stdin (or the command socket) does.
+		this.mergeTimer.unref?.();
 	}
 
 	/**

@@ -402,6 +402,17 @@ export class IndexWriter {
 		this.db.run("INSERT INTO fts(fts) VALUES ('optimize')");
 	}
 
+	/**
+	 * One step towards a single full-text segment: FTS5 writes about `pages` pages of merged
+	 * segments (a negative 'merge' merges across levels, as 'optimize' does). False when it found
+	 * nothing left to merge: FTS5 then changes fewer than 2 rows (its documented test).
+	 */
+	mergeFullTextStep(pages: number): boolean {
+		const before = this.changes();
+		this.db.query("INSERT INTO fts(fts, rank) VALUES ('merge', ?1)").run(-Math.abs(pages));
+		return this.changes() - before >= 2;
+	}
+
 	/** Rows this connection has inserted, updated or deleted since it opened (SQLite's total_changes()). */
 	changes(): number {
 		return (this.db.query("SELECT total_changes() AS n").get() as { n: number }).n;

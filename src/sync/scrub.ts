@@ -7,6 +7,7 @@
  * from being truncated, the scrub stays pending and the next sync retries it, without waiting.
  */
 import type { IndexWriter } from "../store/write.ts";
+import { MERGE_PENDING_KEY } from "./merge.ts";
 import { addProblem, type SyncReport } from "./report.ts";
 
 export function scrub(writer: IndexWriter, report: SyncReport, fullRun: boolean): void {
@@ -15,6 +16,7 @@ export function scrub(writer: IndexWriter, report: SyncReport, fullRun: boolean)
 	if (report.sessions.removed === 0 && !fullRun && writer.getMeta("scrub_reason_removed") !== true) return;
 	if (report.sessions.removed > 0) writer.setMeta("scrub_reason_removed", true);
 	writer.optimizeFullText();
+	writer.deleteMeta(MERGE_PENDING_KEY); // everything is merged now
 	if (writer.checkpoint()) {
 		writer.deleteMeta("scrub_pending");
 		writer.deleteMeta("scrub_reason_removed");

@@ -29,6 +29,7 @@ import { type CheckPolicy, checkRecord, checkSources, PROGRESS_EVERY_MS } from "
 import { removeVanished } from "./deletion.ts";
 import { forgetKnown, refreshKnown, unchangedSince } from "./observations.ts";
 import { addProblem, diagnosticSink, emptyReport, type SyncReport } from "./report.ts";
+import { markMergePending } from "./merge.ts";
 import { scrub } from "./scrub.ts";
 import { PIPELINE_MIN_BYTES, PreparePipeline } from "./pipeline.ts";
 import { type SyncContext, syncFile } from "./sync-file.ts";
@@ -207,6 +208,9 @@ function syncSources(db: Database, options: SyncOptions): SyncReport {
 				}).immediate();
 			}
 		}
+		// Many new sessions through the prepare worker leave FTS5 with many segments: merged later,
+		// in slices, where nobody waits (merge.ts). Marked before the scrub, whose full merge clears it.
+		if (pipeline !== null && done > 0) markMergePending(writer);
 		scrub(writer, report, options.budgetMs === undefined);
 		report.durationMs = performance.now() - started;
 		if (recordProgress) writer.setMeta("last_sync", { at: Date.now(), durationMs: Math.round(report.durationMs), complete: report.complete });

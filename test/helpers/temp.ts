@@ -187,8 +187,11 @@ type Row = Record<string, unknown>;
 
 /** Columns that record when or on which inode something was observed, not what was indexed. */
 export const VOLATILE_COLUMNS = new Set(["indexed_at", "synced_at", "updated_at", "mtime_ms", "mtime", "dev", "ino"]);
-/** meta keys that record when a sync ran or how far the freshness check got (sync/check.ts). */
-export const VOLATILE_META_KEYS = new Set(["last_sync", "last_full_check", "idle_cursor"]);
+/**
+ * meta keys that record when a sync ran or how far the freshness check got (sync/check.ts), or
+ * whether the full-text index's segments are still to be merged (sync/merge.ts): how, not what.
+ */
+export const VOLATILE_META_KEYS = new Set(["last_sync", "last_full_check", "idle_cursor", "merge_pending"]);
 /** Tables of observations (which directories listed at which mtime), not of indexed content. */
 export const VOLATILE_TABLES = new Set(["dirs"]);
 

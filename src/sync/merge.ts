@@ -1,0 +1,66 @@
+/**
+ * The full-text index merged into one segment in bounded slices, where nobody waits for them.
+ *
+ * A cold index leaves FTS5 with many segments (21 for the 5 GB bench corpus), and every term
+ * lookup probes each: there, a whole search process took 1.0–3.5 ms longer than on the same index
+ * merged, and reading sessions one at a time 40% longer. Merging them all at once ('optimize')
+ * takes about 22 s at 5 GB, too long for the cold index itself (README, "Performance"). So a sync
+ * that loaded new sessions through the prepare worker only marks the index (`merge_pending`), and
+ * the tool server merges a slice after each turn and then while it idles (server/stdio.ts): FTS5
+ * 'merge' steps of MERGE_STEP_PAGES pages until the slice's time is up or FTS5 finds nothing left,
+ * which clears the mark. A full scrub ('optimize', scrub.ts) clears it too. Each step is a write
+ * transaction of its own: readers go on; another process's sync waits for at most one step.
+ */
+import type { Database } from "bun:sqlite";
+import { isBusyError, isReadOnly, setBusyTimeout } from "../store/db.ts";
+import { IndexWriter } from "../store/write.ts";
+
+export const MERGE_PENDING_KEY = "merge_pending";
+
+/**
+ * Pages FTS5 writes per step. Merging the 5 GB bench index (21 segments) in slices of 250 ms: 95
+ * slices, 25.7 s of work in all, the longest slice 397 ms; with steps of 64 pages, 123 slices,
+ * 34.1 s, the longest 1.2 s.
+ */
+export const MERGE_STEP_PAGES = 256;
+
+/** How long a slice waits for another process's write lock before it leaves the work for later. */
+const MERGE_LOCK_WAIT_MS = 50;
+
+export type MergeOutcome = "none" | "more" | "merged";
+
+/** Mark the index as worth merging (after loading many new sessions). */
+export function markMergePending(writer: IndexWriter): void {
+	writer.setMeta(MERGE_PENDING_KEY, true);
+}
+
+/** Whether a sync has marked the index as worth merging. */
+export function mergePending(db: Database): boolean {
+	return new IndexWriter(db).getMeta(MERGE_PENDING_KEY) === true;
+}
+
+/**
+ * At least one merge step, then more until `budgetMs` has passed: "merged" when FTS5 had nothing
+ * left to merge (the mark is cleared), "more" when work is left (or another process held the
+ * lock), "none" when nothing was pending or the index cannot be written here.
+ */
+export function mergeSlice(db: Database, budgetMs: number, stepPages = MERGE_STEP_PAGES): MergeOutcome {
+	if (isReadOnly(db) || !mergePending(db)) return "none";
+	const writer = new IndexWriter(db);
+	const restoreWait = setBusyTimeout(db, MERGE_LOCK_WAIT_MS);
+	try {
+		const started = performance.now();
+		do {
+			if (!writer.mergeFullTextStep(stepPages)) {
+				writer.deleteMeta(MERGE_PENDING_KEY);
+				return "merged";
+			}
+		} while (performance.now() - started < budgetMs);
+		return "more";
+	} catch (err) {
+		if (isBusyError(err)) return "more";
+		throw err;
+	} finally {
+		restoreWait();
+	}
+}

@@ -2,6 +2,7 @@
 import { defineCommand } from "./argv.ts";
 import { syncIndex, type SyncReport } from "../sync/sync.ts";
 import { openIndex } from "../store/db.ts";
+import { mergeAll } from "../sync/merge.ts";
 import { checkFlags, commonArgs, debug, formatMs, plural, progressReporter, settingsFrom } from "./shared.ts";
 import { toJson } from "../present/json.ts";
 import { terminalSafe } from "../present/terminal.ts";
@@ -13,6 +14,10 @@ const args = {
 	full: {
 		type: "boolean",
 		description: "Stat every session file now (default: new and removed files, recent sessions, a slice of older ones; every file at least every 10 minutes)",
+	},
+	merge: {
+		type: "boolean",
+		description: "Then merge the full-text index into one segment (default: the tool server does it between calls after a large load)",
 	},
 } as const;
 
@@ -27,12 +32,16 @@ export const indexCommand = defineCommand({
 			const progress = progressReporter("indexing");
 			const report = syncIndex(db, { sourceDirs: settings.sourceDirs, onProgress: progress.update, debug, check: { mode: a.full ? "full" : "auto" } });
 			progress.finish();
+			const merge = a.merge ? mergeAll(db) : null;
+			if (merge?.outcome === "busy")
+				report.problems.push("the full-text index was not merged: another process kept writing the index; run `pi-events index --merge` again");
 			if (a.json) {
 				const { diagnosticsByFile: _byFile, pendingPaths: _pending, check, ...rest } = report;
 				const lastFullCheckAt = check.lastFullCheckAt === null ? null : new Date(check.lastFullCheckAt).toISOString();
-				writeOut(`${toJson({ index: settings.indexPath, ...rest, check: check.mode, lastFullCheckAt }, 2)}\n`);
+				writeOut(`${toJson({ index: settings.indexPath, ...rest, check: check.mode, lastFullCheckAt, ...(merge ? { merge } : {}) }, 2)}\n`);
 			} else {
 				writeOut(renderReport(report, settings.indexPath));
+				if (merge?.outcome === "merged") writeOut(`merged: the full-text index into one segment in ${formatMs(merge.ms)}\n`);
 			}
 			printDiagnostics(report, a.verbose === true);
 			return 0;

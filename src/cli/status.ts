@@ -39,6 +39,7 @@ export const statusCommand = defineCommand({
 				`events:      ${groupThousands(counts.events)} (${groupThousands(counts.fragments)} searchable fragments)`,
 				`diagnostics: ${counts.diagnostics}`,
 				`last sync:   ${last}`,
+				...(counts.mergePending ? ["full text:   segments to merge (the tool server merges them between calls; or `pi-events index --merge`)"] : []),
 				"sources:",
 				...sources.map((s) => {
 					const state = !s.readable

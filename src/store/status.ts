@@ -11,6 +11,8 @@ interface IndexCounts {
 	failedFiles: number;
 	diagnostics: number;
 	lastSync: { at: number; durationMs: number; complete: boolean } | null;
+	/** Whether the full-text index's segments are still to be merged (sync/merge.ts). */
+	mergePending: boolean;
 	/** Source directories that have indexed files (including ones not configured this run). */
 	indexedDirs: { dir: string; files: number }[];
 }
@@ -29,6 +31,7 @@ export function indexCounts(db: Database): IndexCounts {
 		failedFiles: one("SELECT count(*) AS n FROM files WHERE status = 'failed'"),
 		diagnostics: one("SELECT coalesce(sum(diagnostics), 0) AS n FROM files"),
 		lastSync: last ? JSON.parse(last.value) : null,
+		mergePending: db.query("SELECT 1 FROM meta WHERE key = 'merge_pending' AND value = 'true'").get() !== null,
 		indexedDirs: db.query("SELECT source_dir AS dir, count(*) AS files FROM files GROUP BY source_dir ORDER BY source_dir").all() as {
 			dir: string;
 			files: number;

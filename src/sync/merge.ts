@@ -64,3 +64,25 @@ export function mergeSlice(db: Database, budgetMs: number, stepPages = MERGE_STE
 		restoreWait();
 	}
 }
+
+/** How long `mergeAll` keeps trying while another process holds the write lock. */
+const MERGE_ALL_PATIENCE_MS = 10_000;
+
+/**
+ * Merge the whole full-text index into one segment now (`pi-events index --merge`), step by step,
+ * each step committed (the WAL stays small, readers go on): "merged", or "busy" when another
+ * process held the write lock for MERGE_ALL_PATIENCE_MS without a step in between.
+ */
+export function mergeAll(db: Database): { outcome: "merged" | "busy"; ms: number } {
+	const started = performance.now();
+	markMergePending(new IndexWriter(db));
+	let progressAt = started;
+	for (;;) {
+		const before = new IndexWriter(db).changes();
+		const outcome = mergeSlice(db, 1000);
+		if (outcome !== "more") return { outcome: "merged", ms: performance.now() - started };
+		const now = performance.now();
+		if (new IndexWriter(db).changes() !== before) progressAt = now;
+		else if (now - progressAt > MERGE_ALL_PATIENCE_MS) return { outcome: "busy", ms: now - started };
+	}
+}

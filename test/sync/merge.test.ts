@@ -15,7 +15,7 @@ import { SYNC_NOTIFICATION, StdioServer } from "../../src/server/stdio.ts";
 import { openIndex } from "../../src/store/db.ts";
 import { mergePending, mergeSlice } from "../../src/sync/merge.ts";
 import { syncIndex } from "../../src/sync/sync.ts";
-import { cleanupTempDirs, encodeCwd, isolatedEnv, makeAgentLayout } from "../helpers/temp.ts";
+import { cleanupTempDirs, encodeCwd, isolatedEnv, makeAgentLayout, runCli } from "../helpers/temp.ts";
 import { userEntry, writeSession } from "../query/helpers.ts";
 
 afterAll(cleanupTempDirs);
@@ -117,6 +117,27 @@ describe("merging the full-text index in slices", () => {
 		} finally {
 			w.db.close();
 		}
+	});
+
+	test("`status` says when segments are to be merged; `index --merge` merges them now", () => {
+		const w = world(4);
+		w.db.close();
+		const flags = ["--index", w.indexPath];
+		const status = runCli(w.layout, ["status", "--json", ...flags]).json<{ mergePending: boolean }>();
+		expect(status.mergePending).toBe(true);
+		expect(runCli(w.layout, ["status", ...flags]).stdout).toContain("segments to merge");
+		const merged = runCli(w.layout, ["index", "--merge", "--json", ...flags]);
+		expect(merged.exitCode).toBe(0);
+		expect(merged.json<{ merge: { outcome: string; ms: number } }>().merge.outcome).toBe("merged");
+		expect(runCli(w.layout, ["status", "--json", ...flags]).json<{ mergePending: boolean }>().mergePending).toBe(false);
+		expect(runCli(w.layout, ["status", ...flags]).stdout).not.toContain("segments to merge");
+		const db = openIndex(w.indexPath);
+		try {
+			expect(segments(db)).toBe(1);
+		} finally {
+			db.close();
+		}
+		expect(runCli(w.layout, ["index", "--merge", ...flags]).stdout).toContain("merged: the full-text index into one segment");
 	});
 
 	test("the tool server merges after a turn, with no further request", async () => {

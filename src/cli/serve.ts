@@ -43,7 +43,7 @@ export const serveCommand = defineCommand({
 		compileForLongWork();
 		const log = (line: string) => process.stderr.write(`${line}\n`);
 		if (!a.stdio) {
-			const commands = await listenAtIndex(settings.indexPath, log);
+			const commands = await listenAtIndex(settings.indexPath, log, true);
 			log(`pi-events serve: ready (index ${settings.indexPath}, socket ${commands.socketPath})`);
 			await untilStopped(commands, idleExit);
 			return 0;
@@ -86,7 +86,7 @@ export const serveCommand = defineCommand({
 	},
 });
 
-async function listenAtIndex(indexPath: string, log: (line: string) => void): Promise<CommandServer> {
+async function listenAtIndex(indexPath: string, log: (line: string) => void, merge = false): Promise<CommandServer> {
 	const socketPath = socketPathFor(indexPath);
 	if (socketPath === null) throw new PiEventsError("E_USAGE", `the socket path ${indexPath}.sock is too long for a Unix socket: use a shorter --index`);
 	// A stopped server removes its socket, so no client waits on it. The handlers come before the
@@ -102,7 +102,7 @@ async function listenAtIndex(indexPath: string, log: (line: string) => void): Pr
 	process.once("SIGTERM", stop);
 	process.once("SIGHUP", stop);
 	try {
-		server = await listenForCommands({ socketPath, indexPath, version: VERSION_LINE, log });
+		server = await listenForCommands({ socketPath, indexPath, version: VERSION_LINE, log, merge });
 	} catch (err) {
 		// Not listening (the socket is another server's, say): a --stdio server goes on without them.
 		for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.off(signal, stop);

@@ -13,7 +13,7 @@ import { resolveCaller } from "../gate/caller.ts";
 import { indexedSize } from "../store/status.ts";
 import { errorCode, isPiEventsError, publicMessage } from "../errors.ts";
 import { forScope, observe, type RawFreshness } from "../sync/freshness.ts";
-import { mergePending, mergeSlice } from "../sync/merge.ts";
+import { MERGE_PAUSE_MS, MERGE_SLICE_MS, mergePending, mergeSlice } from "../sync/merge.ts";
 import { decodeLine, frameLines } from "../source/jsonl.ts";
 import { toJsonSchema } from "./json-schema.ts";
 import { findTool, fitToolOutput, parseArgs, TOOLS } from "./tools.ts";
@@ -45,14 +45,6 @@ const BACKFILL_SLICE_MS = 2000;
 const BACKFILL_PAUSE_MS = 50;
 /** After a slice that made no progress (another process writing the index, say): try again this much later. */
 const BACKFILL_RETRY_MS = 5000;
-
-/**
- * While a sync has left the full-text index worth merging (sync/merge.ts), the server merges it in
- * slices of this budget, between requests: a call that comes meanwhile waits at most one slice.
- */
-const MERGE_SLICE_MS = 250;
-/** The pause between two merge slices (requests that came meanwhile are answered first). */
-const MERGE_PAUSE_MS = 250;
 
 interface ServerOptions {
 	db: Database;

@@ -6,7 +6,8 @@
  * merged, and reading sessions one at a time 40% longer. Merging them all at once ('optimize')
  * takes about 22 s at 5 GB, too long for the cold index itself (README, "Performance"). So a sync
  * that loaded new sessions through the prepare worker only marks the index (`merge_pending`), and
- * the tool server merges a slice after each turn and then while it idles (server/stdio.ts): FTS5
+ * a resident server merges a slice after each turn or command and then while it idles
+ * (server/stdio.ts; cli/command-server.ts when it serves the command line alone): FTS5
  * 'merge' steps of MERGE_STEP_PAGES pages until the slice's time is up or FTS5 finds nothing left,
  * which clears the mark. A full scrub ('optimize', scrub.ts) clears it too. Each step is a write
  * transaction of its own: readers go on; another process's sync waits for at most one step.
@@ -23,6 +24,11 @@ export const MERGE_PENDING_KEY = "merge_pending";
  * 34.1 s, the longest 1.2 s.
  */
 export const MERGE_STEP_PAGES = 256;
+
+/** A resident server's merge slice (ms): a request that comes meanwhile waits at most one. */
+export const MERGE_SLICE_MS = 250;
+/** The pause between two of a resident server's slices (ms): requests that came meanwhile are answered first. */
+export const MERGE_PAUSE_MS = 250;
 
 /** How long a slice waits for another process's write lock before it leaves the work for later. */
 const MERGE_LOCK_WAIT_MS = 50;

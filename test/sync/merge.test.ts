@@ -5,7 +5,7 @@
  * clears the mark too, and the tool server merges after a turn with no further request. Real
  * session files and a real index in temp dirs.
  */
-import type { Database } from "bun:sqlite";
+import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -15,7 +15,7 @@ import { SYNC_NOTIFICATION, StdioServer } from "../../src/server/stdio.ts";
 import { openIndex } from "../../src/store/db.ts";
 import { mergePending, mergeSlice } from "../../src/sync/merge.ts";
 import { syncIndex } from "../../src/sync/sync.ts";
-import { cleanupTempDirs, encodeCwd, isolatedEnv, makeAgentLayout, runCli } from "../helpers/temp.ts";
+import { cleanupTempDirs, encodeCwd, isolatedEnv, MAIN, makeAgentLayout, runCli } from "../helpers/temp.ts";
 import { userEntry, writeSession } from "../query/helpers.ts";
 
 afterAll(cleanupTempDirs);
@@ -166,6 +166,30 @@ describe("merging the full-text index in slices", () => {
 		} finally {
 			server.close();
 			db.close();
+		}
+	});
+
+	test("a command-line server on its own (`serve --socket`) merges after it starts, with no command", async () => {
+		const w = world(4);
+		w.db.close();
+		const reader = new Database(w.indexPath, { readonly: true });
+		const proc = Bun.spawn([process.execPath, MAIN, "serve", "--socket", "--index", w.indexPath, "--sessions-dir", w.layout.sessionsDir], {
+			cwd: w.layout.root,
+			env: isolatedEnv(w.layout),
+			stdout: "ignore",
+			stderr: "pipe",
+		});
+		try {
+			expect(mergePending(reader)).toBe(true);
+			expect(segments(reader)).toBeGreaterThan(1);
+			const deadline = Date.now() + 30_000;
+			while (mergePending(reader) && Date.now() < deadline) await Bun.sleep(100);
+			expect(mergePending(reader)).toBe(false);
+			expect(segments(reader)).toBe(1);
+		} finally {
+			proc.kill("SIGTERM");
+			await proc.exited;
+			reader.close();
 		}
 	});
 });

@@ -13,7 +13,7 @@ import { isAbsolute } from "node:path";
 import * as v from "valibot";
 import { PiEventsError } from "../errors.ts";
 import { openIndex } from "../store/db.ts";
-import { MERGE_PAUSE_MS, MERGE_SLICE_MS, mergePending, mergeSlice } from "../sync/merge.ts";
+import { MergeInSlices } from "../sync/merge.ts";
 import { type CommandAnswer, MAX_MESSAGE_BYTES, SERVED_COMMANDS } from "./command-protocol.ts";
 import { execute, loadCommand } from "./dispatch.ts";
 import { type Invocation, within } from "./invocation.ts";
@@ -123,28 +123,9 @@ export async function listenForCommands(options: CommandServerOptions): Promise<
 	// replaced it, and stopping must not remove that one.
 	const own = fileIdentity(options.socketPath, lstatSync);
 	let stopped = false;
-	let mergeTimer: ReturnType<typeof setTimeout> | null = null;
-	/** The next slice of merging the full-text index, after a command, when a sync marked it. */
-	const planMerge = () => {
-		if (!options.merge || stopped || mergeTimer !== null) return;
-		try {
-			if (!mergePending(index.get())) return;
-		} catch {
-			return; // no index to merge (yet): the next command's sync makes one
-		}
-		mergeTimer = setTimeout(() => {
-			mergeTimer = null;
-			if (stopped) return;
-			try {
-				if (mergeSlice(index.get(), MERGE_SLICE_MS) === "more") planMerge();
-			} catch (err) {
-				options.log(`pi-events serve: merging the full-text index failed: ${err instanceof Error ? err.message : String(err)}`);
-			}
-		}, MERGE_PAUSE_MS);
-		// Never what keeps the process alive (nor, with --idle-exit, a command: lastCommandAt stays).
-		mergeTimer.unref?.();
-	};
-	void warmUp(index, options.indexPath, () => stopped).then(planMerge);
+	// A server on its own merges the full-text index after it starts and after each command.
+	const merging = options.merge ? new MergeInSlices(() => index.get(), options.log) : null;
+	void warmUp(index, options.indexPath, () => stopped).then(() => merging?.plan());
 
 	async function answer(line: string): Promise<CommandAnswer> {
 		let raw: unknown;
@@ -177,14 +158,14 @@ export async function listenForCommands(options: CommandServerOptions): Promise<
 		);
 		// The served commands finish synchronously; a promise here would be a command this server must not run.
 		if (typeof code !== "number") throw new PiEventsError("E_INTERNAL", `${name} did not finish synchronously`);
-		planMerge();
+		merging?.plan();
 		return { output, exitCode: code };
 	}
 
 	return {
 		stop() {
 			stopped = true;
-			if (mergeTimer !== null) clearTimeout(mergeTimer);
+			merging?.stop();
 			listener.stop(true);
 			index.close();
 			if (fileIdentity(options.socketPath, lstatSync) === own) removeSocket(options.socketPath);

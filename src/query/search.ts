@@ -718,8 +718,8 @@ function explainEmpty(
 	// A query of one term is that term: with no window and no cutoff, `counted` (0 here) already
 	// says that it does not occur in scope.
 	const only = parsed.terms.length === 1 ? parsed.terms[0]!.alternatives.join(" OR ") : null;
-	const counts = window === null && !scoped.cutoffApplies && only === parsed.match;
-	const unmatched = counts
+	const countSettlesIt = window === null && !scoped.cutoffApplies && only === parsed.match;
+	const unmatched = countSettlesIt
 		? parsed.terms.map((t) => t.text)
 		: parsed.terms.filter((t) => !scoped.occurs(t.alternatives.join(" OR "), { range })).map((t) => t.text);
 	return unmatched.length > 0 ? { emptyBecause: "terms", unmatchedTerms: unmatched } : { emptyBecause: "together", unmatchedTerms: [] };

@@ -13,7 +13,7 @@ import { resolveCaller } from "../gate/caller.ts";
 import { indexedSize } from "../store/status.ts";
 import { errorCode, isPiEventsError, publicMessage } from "../errors.ts";
 import { forScope, observe, type RawFreshness } from "../sync/freshness.ts";
-import { MERGE_PAUSE_MS, MERGE_SLICE_MS, mergePending, mergeSlice } from "../sync/merge.ts";
+import { MergeInSlices } from "../sync/merge.ts";
 import { decodeLine, frameLines } from "../source/jsonl.ts";
 import { toJsonSchema } from "./json-schema.ts";
 import { findTool, fitToolOutput, parseArgs, TOOLS } from "./tools.ts";
@@ -77,19 +77,20 @@ export class StdioServer {
 	private lastFreshness: RawFreshness | null = null;
 	/** The next slice of a backlog, when one is planned. */
 	private backfillTimer: ReturnType<typeof setTimeout> | null = null;
-	/** The next slice of merging the full-text index, when one is planned. */
-	private mergeTimer: ReturnType<typeof setTimeout> | null = null;
+	/** Merging the full-text index between requests when a sync marked it (sync/merge.ts). */
+	private readonly merging: MergeInSlices;
 	private closed = false;
 
-	constructor(private readonly opts: ServerOptions) {}
+	constructor(private readonly opts: ServerOptions) {
+		this.merging = new MergeInSlices(() => opts.db, opts.log, opts.mergeSliceMs);
+	}
 
 	/** No more syncs: the caller closes the index next. */
 	close(): void {
 		this.closed = true;
 		if (this.backfillTimer !== null) clearTimeout(this.backfillTimer);
 		this.backfillTimer = null;
-		if (this.mergeTimer !== null) clearTimeout(this.mergeTimer);
-		this.mergeTimer = null;
+		this.merging.stop();
 	}
 
 	/** Handle one raw frame (without its LF); returns nothing, writes a response if one is due. */
@@ -243,27 +244,8 @@ export class StdioServer {
 		this.lastFreshness = fresh;
 		this.lastSync = performance.now();
 		this.planBackfill(fresh, before);
-		if (fresh.pendingFiles === 0) this.planMerge();
+		if (fresh.pendingFiles === 0) this.merging.plan();
 		return fresh;
-	}
-
-	/**
-	 * The next slice of merging the full-text index, soon, when a sync marked it worth merging
-	 * (sync/merge.ts); slices follow one another until it is merged. Never run inside a request.
-	 */
-	private planMerge(): void {
-		if (this.closed || this.mergeTimer !== null || !mergePending(this.opts.db)) return;
-		this.mergeTimer = setTimeout(() => {
-			this.mergeTimer = null;
-			if (this.closed) return;
-			try {
-				if (mergeSlice(this.opts.db, this.opts.mergeSliceMs ?? MERGE_SLICE_MS) === "more") this.planMerge();
-			} catch (err) {
-				this.opts.log(`pi-events serve: merging the full-text index failed: ${publicMessage(err)}`);
-			}
-		}, MERGE_PAUSE_MS);
-		// Never what keeps the process alive: stdin (or the command socket) does.
-		this.mergeTimer.unref?.();
 	}
 
 	/**

@@ -31,12 +31,20 @@ export function indexCounts(db: Database): IndexCounts {
 		failedFiles: one("SELECT count(*) AS n FROM files WHERE status = 'failed'"),
 		diagnostics: one("SELECT coalesce(sum(diagnostics), 0) AS n FROM files"),
 		lastSync: last ? JSON.parse(last.value) : null,
-		mergePending: db.query("SELECT 1 FROM meta WHERE key = 'merge_pending' AND value = 'true'").get() !== null,
+		mergePending: mergePending(db),
 		indexedDirs: db.query("SELECT source_dir AS dir, count(*) AS files FROM files GROUP BY source_dir ORDER BY source_dir").all() as {
 			dir: string;
 			files: number;
 		}[],
 	};
+}
+
+/** The meta key a sync sets when the full-text index's segments are worth merging (sync/merge.ts). */
+export const MERGE_PENDING_KEY = "merge_pending";
+
+/** Whether a sync has marked the index as worth merging. */
+export function mergePending(db: Database): boolean {
+	return db.query("SELECT 1 FROM meta WHERE key = ?1 AND value = 'true'").get(MERGE_PENDING_KEY) !== null;
 }
 
 /** The size at which a session file was last indexed (by path or canonical path), or null. */

@@ -13,10 +13,12 @@
  * transaction of its own: readers go on; another process's sync waits for at most one step.
  */
 import type { Database } from "bun:sqlite";
+import { publicMessage } from "../errors.ts";
 import { isBusyError, isReadOnly, setBusyTimeout } from "../store/db.ts";
+import { MERGE_PENDING_KEY, mergePending } from "../store/status.ts";
 import { IndexWriter } from "../store/write.ts";
 
-export const MERGE_PENDING_KEY = "merge_pending";
+export { MERGE_PENDING_KEY, mergePending };
 
 /**
  * Pages FTS5 writes per step. Merging the 5 GB bench index (21 segments) in slices of 250 ms: 95
@@ -38,11 +40,6 @@ export type MergeOutcome = "none" | "more" | "merged";
 /** Mark the index as worth merging (after loading many new sessions). */
 export function markMergePending(writer: IndexWriter): void {
 	writer.setMeta(MERGE_PENDING_KEY, true);
-}
-
-/** Whether a sync has marked the index as worth merging. */
-export function mergePending(db: Database): boolean {
-	return new IndexWriter(db).getMeta(MERGE_PENDING_KEY) === true;
 }
 
 /**
@@ -81,14 +78,56 @@ const MERGE_ALL_PATIENCE_MS = 10_000;
  */
 export function mergeAll(db: Database): { outcome: "merged" | "busy"; ms: number } {
 	const started = performance.now();
-	markMergePending(new IndexWriter(db));
+	const writer = new IndexWriter(db);
+	markMergePending(writer);
 	let progressAt = started;
 	for (;;) {
-		const before = new IndexWriter(db).changes();
-		const outcome = mergeSlice(db, 1000);
-		if (outcome !== "more") return { outcome: "merged", ms: performance.now() - started };
+		const before = writer.changes();
+		if (mergeSlice(db, 1000) !== "more") return { outcome: "merged", ms: performance.now() - started };
 		const now = performance.now();
-		if (new IndexWriter(db).changes() !== before) progressAt = now;
+		if (writer.changes() !== before) progressAt = now;
 		else if (now - progressAt > MERGE_ALL_PATIENCE_MS) return { outcome: "busy", ms: now - started };
+	}
+}
+
+/**
+ * A resident server's merging (server/stdio.ts, cli/command-server.ts): `plan()` after a request
+ * sets a timer for the next slice when the index is marked, and each slice that leaves work plans
+ * the next, MERGE_PAUSE_MS apart. Never run inside a request, never what keeps the process alive
+ * (nor, with `--idle-exit`, a command).
+ */
+export class MergeInSlices {
+	private timer: ReturnType<typeof setTimeout> | null = null;
+	private stopped = false;
+
+	constructor(
+		private readonly index: () => Database,
+		private readonly log: (line: string) => void,
+		private readonly sliceMs = MERGE_SLICE_MS,
+	) {}
+
+	plan(): void {
+		if (this.stopped || this.timer !== null) return;
+		try {
+			if (!mergePending(this.index())) return;
+		} catch {
+			return; // no index to merge (yet): the next request's sync makes one
+		}
+		this.timer = setTimeout(() => {
+			this.timer = null;
+			if (this.stopped) return;
+			try {
+				if (mergeSlice(this.index(), this.sliceMs) === "more") this.plan();
+			} catch (err) {
+				this.log(`pi-events serve: merging the full-text index failed: ${publicMessage(err)}`);
+			}
+		}, MERGE_PAUSE_MS);
+		this.timer.unref?.();
+	}
+
+	stop(): void {
+		this.stopped = true;
+		if (this.timer !== null) clearTimeout(this.timer);
+		this.timer = null;
 	}
 }

@@ -22,6 +22,11 @@ export interface Settings {
 	/** Workspace root from the config file, if any. */
 	configRoot: string | null;
 	agentDir: string;
+	/**
+	 * The largest index a query's sync scrubs a removed session from before it answers
+	 * ($PI_EVENTS_SCRUB_INLINE_MAX_BYTES; unset: sync/scrub.ts SCRUB_INLINE_MAX_BYTES).
+	 */
+	scrubInlineMaxBytes?: number;
 }
 
 interface SettingsInput {
@@ -106,13 +111,25 @@ export function resolveSettings(input: SettingsInput): Settings {
 	const indexPath = indexPathFrom(input, config.value, configDir);
 
 	refuseUnsafeIndexPath(indexPath, sourceDirs);
+	const scrubInlineMaxBytes = scrubInlineMaxBytesOf(env);
 	return {
 		indexPath,
 		sourceDirs,
 		configFile: config.value ? configFile : null,
 		configRoot: config.value?.root ? resolve(configDir, expandHome(config.value.root, env)) : null,
 		agentDir,
+		...(scrubInlineMaxBytes === undefined ? {} : { scrubInlineMaxBytes }),
 	};
+}
+
+function scrubInlineMaxBytesOf(env: Env): number | undefined {
+	const raw = env.PI_EVENTS_SCRUB_INLINE_MAX_BYTES;
+	if (raw === undefined || raw === "") return undefined;
+	const n = Number(raw);
+	if (!Number.isSafeInteger(n) || n < 0 || !/^\d+$/.test(raw.trim())) {
+		throw new PiEventsError("E_CONFIG", `PI_EVENTS_SCRUB_INLINE_MAX_BYTES must be a whole number of bytes, got ${JSON.stringify(raw)}`);
+	}
+	return n;
 }
 
 /**

@@ -11,6 +11,7 @@ import { indexPathOf } from "../config.ts";
 import { VERSION_LINE } from "../version.ts";
 import { type CommandAnswer, type CommandRequest, MAX_MESSAGE_BYTES, parseAnswer, SERVED_COMMANDS, socketPathFor } from "./command-protocol.ts";
 import { isTerminal, writeErr, writeOut } from "./out.ts";
+import { spawnDetached } from "./self.ts";
 
 /** How long a client waits for an answer before running the command itself. */
 const ANSWER_TIMEOUT_MS = 60_000;
@@ -82,22 +83,9 @@ function serverSocket(argv: string[]): { indexPath: string; socketPath: string; 
  * Two clients starting one at once is harmless: the second server finds the first and exits.
  */
 function startServer(indexPath: string): void {
-	// The compiled binary runs itself; from source, bun runs this entry point.
-	const self = Bun.main.startsWith("/$bunfs/") ? [process.execPath] : [process.execPath, Bun.main];
-	const { spawn }: typeof import("node:child_process") = require("node:child_process");
-	try {
-		const idle = Number(process.env.PI_EVENTS_SERVER_IDLE) > 0 ? Number(process.env.PI_EVENTS_SERVER_IDLE) : AUTO_SERVER_IDLE_SECONDS;
-		const child = spawn(self[0]!, [...self.slice(1), "serve", "--socket", "--index", indexPath, "--idle-exit", String(idle)], {
-			detached: true,
-			stdio: "ignore",
-			// Not the client's cwd: a server there would keep its directory busy.
-			cwd: "/",
-		});
-		child.on("error", () => {});
-		child.unref();
-	} catch {
-		// Not started: the next command runs here again.
-	}
+	const idle = Number(process.env.PI_EVENTS_SERVER_IDLE) > 0 ? Number(process.env.PI_EVENTS_SERVER_IDLE) : AUTO_SERVER_IDLE_SECONDS;
+	// Not started: the next command runs here again.
+	spawnDetached(["serve", "--socket", "--index", indexPath, "--idle-exit", String(idle)]);
 }
 
 /** The last `--name value` or `--name=value` before `--` (as cli/argv.ts reads string flags). */

@@ -2,7 +2,9 @@
 import { defineCommand } from "./argv.ts";
 import { syncIndex, type SyncReport } from "../sync/sync.ts";
 import { openIndex } from "../store/db.ts";
-import { mergeAll } from "../sync/merge.ts";
+import { mergeAll, scrubInSlices } from "../sync/merge.ts";
+import { PiEventsError } from "../errors.ts";
+import { releaseScrubMarker } from "./background-scrub.ts";
 import { checkFlags, commonArgs, debug, formatMs, plural, progressReporter, settingsFrom } from "./shared.ts";
 import { toJson } from "../present/json.ts";
 import { terminalSafe } from "../present/terminal.ts";
@@ -19,6 +21,11 @@ const args = {
 		type: "boolean",
 		description: "Then merge the full-text index into one segment (default: the tool server does it between calls after a large load)",
 	},
+	scrub: {
+		type: "boolean",
+		description:
+			"Only finish scrubbing deleted sessions' text, without a sync: merge the full-text index in slices, then truncate the WAL (what a command starts in the background after a deletion)",
+	},
 } as const;
 
 export const indexCommand = defineCommand({
@@ -27,6 +34,10 @@ export const indexCommand = defineCommand({
 	run({ args: a, rawArgs }) {
 		checkFlags(rawArgs, args);
 		const settings = settingsFrom(a, rawArgs);
+		if (a.scrub) {
+			if (a.full || a.merge) throw new PiEventsError("E_USAGE", "--scrub runs no sync and merges anyway: use it without --full and --merge");
+			return scrubOnly(settings.indexPath, a.json === true);
+		}
 		const db = openIndex(settings.indexPath, { oneShot: true });
 		try {
 			const progress = progressReporter("indexing");
@@ -50,6 +61,24 @@ export const indexCommand = defineCommand({
 		}
 	},
 });
+
+/** `index --scrub`: no sync, only the scrub a query's sync left to the merge (sync/scrub.ts). */
+function scrubOnly(indexPath: string, json: boolean): number {
+	const db = openIndex(indexPath, { oneShot: true });
+	try {
+		const { outcome, ms } = scrubInSlices(db);
+		if (json) writeOut(`${toJson({ index: indexPath, scrub: outcome, ms: Math.round(ms) }, 2)}\n`);
+		else if (outcome === "none") writeOut("scrub: nothing to scrub\n");
+		else if (outcome === "scrubbed") writeOut(`scrubbed: deleted sessions' text merged out of the index in ${formatMs(ms)}\n`);
+		// As with --merge: a busy index is a problem reported, not a failed command.
+		if (outcome === "busy")
+			writeErr("pi-events: the scrub is not finished: another process kept the index busy; the next sync or `pi-events index` finishes it\n");
+		return 0;
+	} finally {
+		db.close();
+		releaseScrubMarker(indexPath);
+	}
+}
 
 function renderReport(r: SyncReport, indexPath: string): string {
 	const s = r.sessions;

@@ -11,6 +11,7 @@
 import type { Database } from "bun:sqlite";
 import type { Env } from "../config.ts";
 import { openIndex } from "../store/db.ts";
+import { startBackgroundScrubIfNeeded } from "./background-scrub.ts";
 import { type OutputTarget, redirectOutput } from "./out.ts";
 
 export interface Invocation {
@@ -30,7 +31,16 @@ const thisProcess: Invocation = {
 	},
 	// A command that answers once and exits: a small page cache (store/db.ts).
 	connect: (indexPath) => openIndex(indexPath, { oneShot: true }),
-	release: (db) => db.close(),
+	release: (db) => {
+		try {
+			// Nobody stays to merge a deletion out of a large index: a background process does (sync/scrub.ts).
+			startBackgroundScrubIfNeeded(db);
+		} catch {
+			// The answer is out already; the next command's sync looks again.
+		} finally {
+			db.close();
+		}
+	},
 };
 
 let current: Invocation = thisProcess;

@@ -39,7 +39,11 @@ export const statusCommand = defineCommand({
 				`events:      ${groupThousands(counts.events)} (${groupThousands(counts.fragments)} searchable fragments)`,
 				`diagnostics: ${counts.diagnostics}`,
 				`last sync:   ${last}`,
-				...(counts.mergePending ? ["full text:   segments to merge (the tool server merges them between calls; or `pi-events index --merge`)"] : []),
+				...(counts.deletedTextPending
+					? ["deleted:     a removed session's text is still in the index files, being merged out (`pi-events index` finishes it now)"]
+					: counts.mergePending
+						? ["full text:   segments to merge (the tool server merges them between calls; or `pi-events index --merge`)"]
+						: []),
 				"sources:",
 				...sources.map((s) => {
 					const state = !s.readable

@@ -240,7 +240,14 @@ export class StdioServer {
 
 	private sync(budgetMs: number, callerFile: string | null, onStale: "full" | "slice"): RawFreshness {
 		const before = this.lastFreshness;
-		const fresh = observe(this.opts.db, this.opts.settings.sourceDirs, { sync: true, budgetMs, debug: this.opts.log, callerFile, onStale });
+		const fresh = observe(this.opts.db, this.opts.settings.sourceDirs, {
+			sync: true,
+			budgetMs,
+			debug: this.opts.log,
+			callerFile,
+			onStale,
+			scrubInlineMaxBytes: this.opts.settings.scrubInlineMaxBytes,
+		});
 		this.lastFreshness = fresh;
 		this.lastSync = performance.now();
 		this.planBackfill(fresh, before);

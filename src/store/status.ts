@@ -13,6 +13,8 @@ interface IndexCounts {
 	lastSync: { at: number; durationMs: number; complete: boolean } | null;
 	/** Whether the full-text index's segments are still to be merged (sync/merge.ts). */
 	mergePending: boolean;
+	/** Whether a removed session's text still waits to be scrubbed from the index files (sync/scrub.ts). */
+	deletedTextPending: boolean;
 	/** Source directories that have indexed files (including ones not configured this run). */
 	indexedDirs: { dir: string; files: number }[];
 }
@@ -32,6 +34,7 @@ export function indexCounts(db: Database): IndexCounts {
 		diagnostics: one("SELECT coalesce(sum(diagnostics), 0) AS n FROM files"),
 		lastSync: last ? JSON.parse(last.value) : null,
 		mergePending: mergePending(db),
+		deletedTextPending: deletedTextPending(db),
 		indexedDirs: db.query("SELECT source_dir AS dir, count(*) AS files FROM files GROUP BY source_dir ORDER BY source_dir").all() as {
 			dir: string;
 			files: number;
@@ -70,4 +73,18 @@ export function cwdOfIndexedFile(db: Database, path: string): string | null {
 export function lastFullCheck(db: Database): number | null {
 	const row = db.query("SELECT value FROM meta WHERE key = 'last_full_check'").get() as { value: string } | null;
 	return row ? (JSON.parse(row.value) as { at: number }).at : null;
+}
+
+/** The meta keys of a pending scrub (sync/scrub.ts): its generation, and whether a removal (not only a rebuild) left it. */
+export const SCRUB_PENDING_KEY = "scrub_pending";
+export const SCRUB_REASON_REMOVED_KEY = "scrub_reason_removed";
+
+/** Whether a removed session's text still waits to be scrubbed from the index files. */
+export function deletedTextPending(db: Database): boolean {
+	return db.query("SELECT 1 FROM meta WHERE key = ?1 AND value = 'true'").get(SCRUB_REASON_REMOVED_KEY) !== null;
+}
+
+/** Whether that scrub waits for the merge in slices (a query's sync left it there). */
+export function scrubAwaitsMerge(db: Database): boolean {
+	return deletedTextPending(db) && mergePending(db);
 }

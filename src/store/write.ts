@@ -413,6 +413,19 @@ export class IndexWriter {
 		return this.changes() - before >= 2;
 	}
 
+	/** The size of index.db in bytes (pages in use; the WAL not counted). */
+	indexBytes(): number {
+		const pages = (this.db.query("PRAGMA page_count").get() as { page_count: number }).page_count;
+		const free = (this.db.query("PRAGMA freelist_count").get() as { freelist_count: number }).freelist_count;
+		const size = (this.db.query("PRAGMA page_size").get() as { page_size: number }).page_size;
+		return (pages - free) * size;
+	}
+
+	/** Run `work` in one write transaction (BEGIN IMMEDIATE), or inside the one already open. */
+	inTransaction<T>(work: () => T): T {
+		return this.db.transaction(work).immediate();
+	}
+
 	/** Rows this connection has inserted, updated or deleted since it opened (SQLite's total_changes()). */
 	changes(): number {
 		return (this.db.query("SELECT total_changes() AS n").get() as { n: number }).n;

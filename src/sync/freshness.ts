@@ -64,6 +64,8 @@ interface RefreshOptions {
 	 * turn, when nobody waits for an answer). See sync/check.ts.
 	 */
 	onStale?: "full" | "slice";
+	/** See SyncOptions (sync.ts): from the settings. */
+	scrubInlineMaxBytes?: number;
 	debug?: (line: string) => void;
 }
 
@@ -94,6 +96,7 @@ export function observe(db: Database, sourceDirs: readonly SourceDir[], options:
 				sourceDirs,
 				budgetMs: options.budgetMs ?? QUERY_SYNC_BUDGET_MS,
 				lockWaitMs: QUERY_LOCK_WAIT_MS,
+				scrubInlineMaxBytes: options.scrubInlineMaxBytes,
 				debug: options.debug,
 				check,
 			});

@@ -9,14 +9,17 @@
  * a resident server merges a slice after each turn or command and then while it idles
  * (server/stdio.ts; cli/command-server.ts when it serves the command line alone): FTS5
  * 'merge' steps of MERGE_STEP_PAGES pages until the slice's time is up or FTS5 finds nothing left,
- * which clears the mark. A full scrub ('optimize', scrub.ts) clears it too. Each step is a write
+ * which clears the mark. A full scrub ('optimize', scrub.ts) clears it too. A query's sync that
+ * removed a session from a large index leaves its scrub to these slices too: the merge drops the
+ * deleted tokens, and the slice that completes it truncates the WAL (finishScrub). Each step is a write
  * transaction of its own: readers go on; another process's sync waits for at most one step.
  */
 import type { Database } from "bun:sqlite";
 import { publicMessage } from "../errors.ts";
 import { isBusyError, isReadOnly, setBusyTimeout } from "../store/db.ts";
-import { MERGE_PENDING_KEY, mergePending } from "../store/status.ts";
+import { MERGE_PENDING_KEY, mergePending, scrubAwaitsMerge } from "../store/status.ts";
 import { IndexWriter } from "../store/write.ts";
+import { finishScrub } from "./scrub.ts";
 
 export { MERGE_PENDING_KEY, mergePending };
 
@@ -54,10 +57,9 @@ export function mergeSlice(db: Database, budgetMs: number, stepPages = MERGE_STE
 	try {
 		const started = performance.now();
 		do {
-			if (!writer.mergeFullTextStep(stepPages)) {
-				writer.deleteMeta(MERGE_PENDING_KEY);
-				return "merged";
-			}
+			// Nothing left to merge: the mark is cleared (and a deletion's scrub finished) in one
+			// transaction that checks nothing came meanwhile (scrub.ts).
+			if (!writer.mergeFullTextStep(stepPages)) return finishScrub(writer, stepPages) === "done" ? "merged" : "more";
 		} while (performance.now() - started < budgetMs);
 		return "more";
 	} catch (err) {
@@ -68,7 +70,7 @@ export function mergeSlice(db: Database, budgetMs: number, stepPages = MERGE_STE
 	}
 }
 
-/** How long `mergeAll` keeps trying while another process holds the write lock. */
+/** How long `mergeAll` and `scrubInSlices` keep trying while another process holds the write lock. */
 const MERGE_ALL_PATIENCE_MS = 10_000;
 
 /**
@@ -77,16 +79,38 @@ const MERGE_ALL_PATIENCE_MS = 10_000;
  * process held the write lock for MERGE_ALL_PATIENCE_MS without a step in between.
  */
 export function mergeAll(db: Database): { outcome: "merged" | "busy"; ms: number } {
+	markMergePending(new IndexWriter(db));
+	return mergeUntilDone(db, 1000, 0);
+}
+
+/**
+ * The background scrubber's pause between slices (ms): a query's sync in another process waits
+ * up to 300 ms for the write lock, and gets it in between.
+ */
+const SCRUB_PAUSE_MS = 50;
+
+/**
+ * Finish the scrub a query's sync left to the merge (scrub.ts) in slices, with a pause between
+ * them (`pi-events index --scrub`, which a one-shot command starts in the background): "scrubbed",
+ * "none" when no scrub waited, or "busy" as in mergeAll.
+ */
+export function scrubInSlices(db: Database): { outcome: "scrubbed" | "none" | "busy"; ms: number } {
+	if (isReadOnly(db) || !scrubAwaitsMerge(db)) return { outcome: "none", ms: 0 };
+	const result = mergeUntilDone(db, MERGE_SLICE_MS, SCRUB_PAUSE_MS);
+	return { outcome: result.outcome === "merged" ? "scrubbed" : "busy", ms: result.ms };
+}
+
+function mergeUntilDone(db: Database, sliceMs: number, pauseMs: number): { outcome: "merged" | "busy"; ms: number } {
 	const started = performance.now();
 	const writer = new IndexWriter(db);
-	markMergePending(writer);
 	let progressAt = started;
 	for (;;) {
 		const before = writer.changes();
-		if (mergeSlice(db, 1000) !== "more") return { outcome: "merged", ms: performance.now() - started };
+		if (mergeSlice(db, sliceMs) !== "more") return { outcome: "merged", ms: performance.now() - started };
 		const now = performance.now();
 		if (writer.changes() !== before) progressAt = now;
 		else if (now - progressAt > MERGE_ALL_PATIENCE_MS) return { outcome: "busy", ms: now - started };
+		if (pauseMs > 0) Bun.sleepSync(pauseMs);
 	}
 }
 

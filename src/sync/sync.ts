@@ -55,6 +55,11 @@ interface SyncOptions {
 	 * connection's own wait (10 s).
 	 */
 	lockWaitMs?: number;
+	/**
+	 * A budgeted (query's) sync that removed a session scrubs at once only an index up to this
+	 * many bytes; a larger one is left to the merge in slices (scrub.ts). Default: SCRUB_INLINE_MAX_BYTES.
+	 */
+	scrubInlineMaxBytes?: number;
 }
 
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -211,7 +216,7 @@ function syncSources(db: Database, options: SyncOptions): SyncReport {
 		// Many new sessions through the prepare worker leave FTS5 with many segments: merged later,
 		// in slices, where nobody waits (merge.ts). Marked before the scrub, whose full merge clears it.
 		if (pipeline !== null && done > 0) markMergePending(writer);
-		scrub(writer, report, options.budgetMs === undefined);
+		scrub(writer, report, { fullRun: options.budgetMs === undefined, inlineMaxBytes: options.scrubInlineMaxBytes });
 		report.durationMs = performance.now() - started;
 		if (recordProgress) writer.setMeta("last_sync", { at: Date.now(), durationMs: Math.round(report.durationMs), complete: report.complete });
 	} catch (err) {

@@ -17,7 +17,11 @@ import { join } from "node:path";
 import { syncIndex } from "../../src/sync/sync.ts";
 import type { SourceDir } from "../../src/source/discover.ts";
 import { openIndex } from "../../src/store/db.ts";
-import { cleanupTempDirs, encodeCwd, makeTempDir, PI_FIXTURES } from "../helpers/temp.ts";
+import { resolveSettings } from "../../src/config.ts";
+import { SYNC_NOTIFICATION, StdioServer } from "../../src/server/stdio.ts";
+import { deletedTextPending, mergePending, scrubAwaitsMerge } from "../../src/store/status.ts";
+import { mergeSlice } from "../../src/sync/merge.ts";
+import { type AgentLayout, cleanupTempDirs, encodeCwd, isolatedEnv, makeAgentLayout, makeTempDir, PI_FIXTURES, runCli } from "../helpers/temp.ts";
 import { ChunkedWriter, header, LONG } from "./helpers.ts";
 
 afterAll(() => cleanupTempDirs());
@@ -410,3 +414,192 @@ describe("a deleted session leaves no text in the index files", () => {
 		}).toEqual({ deleteSyncUnder3s: true, indexOpen: [], afterClose: [] });
 	}, 60_000);
 });
+
+// ---------------------------------------------------------------------------------------------
+// A large index: a query's sync leaves the scrub to the merge in slices (sync/scrub.ts)
+// ---------------------------------------------------------------------------------------------
+
+/** A query's sync (bounded) on an index taken as large: the scrub is left to the merge. */
+function querySync(db: Database, env: Env) {
+	return syncIndex(db, { sourceDirs: env.sources, budgetMs: 3000, scrubInlineMaxBytes: 0 });
+}
+
+function searchable(db: Database, T: Record<string, Token>): string[] {
+	return ["user", "output", "bash", "name", "error", "summary"].filter(
+		(key) => (db.query("SELECT count(*) AS n FROM fts WHERE fts MATCH ?1").get(`"${T[key]!.text.toLowerCase()}"`) as { n: number }).n > 0,
+	);
+}
+
+function layoutEnv(): { layout: AgentLayout; env: Env } {
+	const layout = makeAgentLayout();
+	const sessions = layout.sessionsDir;
+	mkdirSync(join(sessions, encodeCwd(CWD)), { recursive: true });
+	writeCorpus(sessions, 20, 20);
+	return { layout, env: { dir: layout.root, sessions, dbPath: join(layout.root, "idx", "index.db"), sources: [{ path: sessions, origin: "pi" }] } };
+}
+
+describe("on a large index a query's sync answers at once and the merge in slices scrubs", () => {
+	test("the removed session is out of every answer at once; its tokens stay only until the last slice, which truncates the WAL", () => {
+		const env = makeEnv({ count: 40, entries: 20 });
+		const T = plantTokens();
+		const path = plant(env, T);
+		const db = indexAndControl(env, T);
+		try {
+			rmSync(path);
+			expect(querySync(db, env).sessions.removed).toBe(1);
+			expect(searchable(db, T)).toEqual([]);
+			expect(db.query("SELECT count(*) AS n FROM sessions WHERE session_id = ?1").get(T.session!.text)).toEqual({ n: 0 });
+			expect({ awaits: scrubAwaitsMerge(db), deleted: deletedTextPending(db) }).toEqual({ awaits: true, deleted: true });
+			// Left for the merge: the tokens are still in the file (the window the README states).
+			expect(scan(env.dbPath, T).length).toBeGreaterThan(0);
+			// Another query's sync meanwhile writes nothing more and leaves it pending.
+			const changes = () => (db.query("SELECT total_changes() AS n").get() as { n: number }).n;
+			const before = changes();
+			querySync(db, env);
+			expect(changes()).toBe(before);
+			let slices = 0;
+			while (mergeSlice(db, 0, 4) === "more" && slices < 100_000) slices++;
+			expect(slices).toBeGreaterThan(1);
+			expect({ awaits: scrubAwaitsMerge(db), deleted: deletedTextPending(db), merge: mergePending(db) }).toEqual({
+				awaits: false,
+				deleted: false,
+				merge: false,
+			});
+			expect(describeFindings(scan(env.dbPath, T))).toEqual([]);
+			expect(db.query("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
+			db.run("INSERT INTO fts(fts, rank) VALUES ('integrity-check', 0)");
+		} finally {
+			db.close();
+		}
+		expect(describeFindings(scan(env.dbPath, T))).toEqual([]);
+	}, 60_000);
+
+	test("a second deletion while the slices run is scrubbed too; a full `index` run finishes a pending scrub at once", () => {
+		const env = makeEnv({ count: 40, entries: 20 });
+		const first = plantTokens();
+		const second = plantTokens();
+		const firstPath = plant(env, first);
+		const secondPath = plant(env, second);
+		const db = indexAndControl(env, first);
+		try {
+			expect(searchable(db, second).length).toBe(6);
+			rmSync(firstPath);
+			expect(querySync(db, env).sessions.removed).toBe(1);
+			for (let i = 0; i < 3; i++) expect(mergeSlice(db, 0, 1)).toBe("more");
+			rmSync(secondPath);
+			expect(querySync(db, env).sessions.removed).toBe(1);
+			expect(searchable(db, second)).toEqual([]);
+			while (mergeSlice(db, 0, 4) === "more") {}
+			expect(deletedTextPending(db)).toBe(false);
+			expect(describeFindings(scan(env.dbPath, { ...prefixed("first", first), ...prefixed("second", second) }))).toEqual([]);
+
+			// Pending again, then a full run (`pi-events index`) scrubs it at once.
+			const third = plantTokens();
+			const thirdPath = plant(env, third);
+			syncIndex(db, { sourceDirs: env.sources });
+			expect(searchable(db, third).length).toBe(6);
+			rmSync(thirdPath);
+			querySync(db, env);
+			expect(scrubAwaitsMerge(db)).toBe(true);
+			syncIndex(db, { sourceDirs: env.sources });
+			expect({ deleted: deletedTextPending(db), merge: mergePending(db) }).toEqual({ deleted: false, merge: false });
+			expect(describeFindings(scan(env.dbPath, third))).toEqual([]);
+		} finally {
+			db.close();
+		}
+	}, 60_000);
+
+	test("`status` says so; `index --scrub` finishes it without a sync", () => {
+		const { layout, env } = layoutEnv();
+		const T = plantTokens();
+		const path = plant(env, T);
+		const db = indexAndControl(env, T);
+		rmSync(path);
+		querySync(db, env);
+		db.close();
+		const flags = ["--index", env.dbPath];
+		expect(runCli(layout, ["status", "--json", ...flags]).json<{ deletedTextPending: boolean }>().deletedTextPending).toBe(true);
+		expect(runCli(layout, ["status", ...flags]).stdout).toContain("deleted:     a removed session's text is still in the index files");
+		const scrubbed = runCli(layout, ["index", "--scrub", "--json", ...flags]);
+		expect(scrubbed.exitCode).toBe(0);
+		expect(scrubbed.json<{ scrub: string }>().scrub).toBe("scrubbed");
+		expect(describeFindings(scan(env.dbPath, T))).toEqual([]);
+		expect(runCli(layout, ["status", "--json", ...flags]).json<{ deletedTextPending: boolean }>().deletedTextPending).toBe(false);
+		expect(runCli(layout, ["index", "--scrub", ...flags]).stdout).toBe("scrub: nothing to scrub\n");
+		const misuse = runCli(layout, ["index", "--scrub", "--merge", ...flags]);
+		expect({ exit: misuse.exitCode, err: misuse.stderr.includes("--scrub runs no sync") }).toEqual({ exit: 2, err: true });
+	}, 60_000);
+
+	test("a search in its own process answers, and the scrub it starts in the background leaves nothing", async () => {
+		const { layout, env } = layoutEnv();
+		const T = plantTokens();
+		const path = plant(env, T);
+		indexAndControl(env, T).close();
+		rmSync(path);
+		const found = runCli(layout, ["search", T.user!.text, "--all", "--json", "--index", env.dbPath], {
+			env: { PI_EVENTS_SERVER: "off", PI_EVENTS_SCRUB_INLINE_MAX_BYTES: "0" },
+		});
+		expect(found.exitCode).toBe(1); // no hits: the session is gone from the answer already
+		const bad = runCli(layout, ["search", "x", "--index", env.dbPath], { env: { PI_EVENTS_SERVER: "off", PI_EVENTS_SCRUB_INLINE_MAX_BYTES: "16M" } });
+		expect({ exit: bad.exitCode, err: bad.stderr.trim() }).toEqual({
+			exit: 2,
+			err: 'pi-events: PI_EVENTS_SCRUB_INLINE_MAX_BYTES must be a whole number of bytes, got "16M"',
+		});
+		expect(found.json<{ hits: unknown[] }>().hits).toEqual([]);
+		const reader = new Database(env.dbPath, { readonly: true });
+		try {
+			const deadline = Date.now() + 30_000;
+			while (deletedTextPending(reader) && Date.now() < deadline) await Bun.sleep(50);
+			expect(deletedTextPending(reader)).toBe(false);
+		} finally {
+			reader.close();
+		}
+		// The background scrubber removes its marker when it ends.
+		const deadline = Date.now() + 10_000;
+		while (existsSync(`${env.dbPath}-scrub.pid`) && Date.now() < deadline) await Bun.sleep(50);
+		expect(existsSync(`${env.dbPath}-scrub.pid`)).toBe(false);
+		expect(describeFindings(scan(env.dbPath, T))).toEqual([]);
+	}, 60_000);
+
+	test("the tool server scrubs between calls", async () => {
+		const { layout, env } = layoutEnv();
+		const T = plantTokens();
+		const path = plant(env, T);
+		indexAndControl(env, T).close();
+		const db = openIndex(env.dbPath);
+		// A small index taken as large: the scrub is left to the merge between calls.
+		const settings = resolveSettings({
+			sessionDirs: [],
+			cwd: layout.root,
+			env: isolatedEnv(layout, { PI_EVENTS_SCRUB_INLINE_MAX_BYTES: "0" }),
+			indexPath: env.dbPath,
+		});
+		expect(settings.scrubInlineMaxBytes).toBe(0);
+		const server = new StdioServer({
+			db,
+			settings,
+			version: "test",
+			launch: { root: null, cwd: layout.root, sessionId: null, sessionFile: null },
+			write: () => {},
+			log: () => {},
+			mergeSliceMs: 0,
+		});
+		try {
+			rmSync(path);
+			server.handleFrame(JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {} } }));
+			server.handleFrame(JSON.stringify({ jsonrpc: "2.0", method: SYNC_NOTIFICATION }));
+			expect(searchable(db, T)).toEqual([]);
+			const deadline = Date.now() + 30_000;
+			while (deletedTextPending(db) && Date.now() < deadline) await Bun.sleep(50);
+			expect(deletedTextPending(db)).toBe(false);
+			expect(describeFindings(scan(env.dbPath, T))).toEqual([]);
+		} finally {
+			server.close();
+			db.close();
+		}
+	}, 60_000);
+});
+
+function prefixed(prefix: string, T: Record<string, Token>): Record<string, Token> {
+	return Object.fromEntries(Object.entries(T).map(([k, v]) => [`${prefix}.${k}`, v]));
+}

@@ -1,0 +1,55 @@
+/**
+ * A one-shot command exits once it has answered, so when its sync left a deletion's scrub to the
+ * merge in slices (sync/scrub.ts: a large index), it starts `pi-events index --scrub` in the
+ * background to do it: the deleted text does not wait for the next `pi-events index` or
+ * resident server. One scrubber per index at a time: `<index>-scrub.pid` names the running one.
+ */
+import type { Database } from "bun:sqlite";
+import { readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { isReadOnly } from "../store/db.ts";
+import { scrubAwaitsMerge } from "../store/status.ts";
+import { spawnDetached } from "./self.ts";
+
+/** A marker older than this is not trusted to name a live scrubber (its pid may be another process's by now). */
+const MARKER_TRUSTED_MS = 15 * 60 * 1000;
+
+function markerPath(indexPath: string): string {
+	return `${indexPath}-scrub.pid`;
+}
+
+function scrubberRunning(marker: string): boolean {
+	try {
+		if (Date.now() - statSync(marker).mtimeMs > MARKER_TRUSTED_MS) return false;
+		const pid = Number.parseInt(readFileSync(marker, "utf8"), 10);
+		if (!(pid > 0)) return false;
+		process.kill(pid, 0);
+		return true;
+	} catch (err) {
+		// EPERM: the pid is alive under another account, not ours; anything else: no scrubber.
+		return (err as NodeJS.ErrnoException).code === "EPERM";
+	}
+}
+
+/** After a command's work on `db`: start a background scrub if one awaits and none runs. */
+export function startBackgroundScrubIfNeeded(db: Database): void {
+	if (isReadOnly(db) || !scrubAwaitsMerge(db)) return;
+	const marker = markerPath(db.filename);
+	if (scrubberRunning(marker)) return;
+	const pid = spawnDetached(["index", "--scrub", "--index", db.filename]);
+	if (pid === null) return; // not started: the next command's sync tries again
+	try {
+		writeFileSync(marker, `${pid}\n`);
+	} catch {
+		// Without the marker the next command may start a second scrubber, which finds the work done.
+	}
+}
+
+/** The scrubber's own end: its marker goes, unless another scrubber has replaced it. */
+export function releaseScrubMarker(indexPath: string): void {
+	const marker = markerPath(indexPath);
+	try {
+		if (Number.parseInt(readFileSync(marker, "utf8"), 10) === process.pid) unlinkSync(marker);
+	} catch {
+		// no marker
+	}
+}

@@ -20,6 +20,7 @@ import { syncIndex } from "../src/sync/sync.ts";
 import type { SearchFilters } from "../src/query/search.ts";
 import { search } from "../src/query/search.ts";
 import { openIndex } from "../src/store/db.ts";
+import { deletedTextPending } from "../src/store/status.ts";
 
 const argv = process.argv.slice(2);
 const opt = (name: string, fallback: string) => {
@@ -298,6 +299,25 @@ if (!reuseIndex) {
 	});
 }
 
+// 2b. The cold-built index as a user without a resident server has it: FTS5's segments not merged
+// yet (the later rows measure the merged index the bench's own syncs leave: section 4).
+if (!reuseIndex) {
+	const probe = openIndex(indexPath, { readonly: true });
+	const segments = (probe.query("SELECT count(DISTINCT segid) AS n FROM fts_idx").get() as { n: number }).n;
+	probe.close();
+	const terms = Object.entries(manifest.planted).sort((a, b) => a[1] - b[1]);
+	const [c1, c2] = [manifest.commonTerms[0] ?? "the", manifest.commonTerms[1] ?? "error"];
+	const queries = [terms[0]![0], terms[3]![0], c1, `${c1} ${c2}`];
+	const searchArgs = ["search", "--all", "--no-sync", "--json", "--index", indexPath, "--sessions-dir", sessionsDir];
+	const [start, ...times] = wholeProcess([[bin, "--version"], ...queries.map((q) => [bin, ...searchArgs, q])], procRuns, env);
+	add({
+		id: "unmerged-search",
+		label: `whole process on the cold-built index before any merge (${segments} FTS5 segments): rare / 1,000 matches / \`${c1}\` / \`${c1} ${c2}\`, over process start`,
+		value: Math.max(...times.map((t) => t - start!)),
+		text: `${times.map((t) => `+${ms(t - start!)}`).join(" / ")} ms (start ${ms(start!)} ms)`,
+	});
+}
+
 const db = openIndex(indexPath);
 const sourceDirs = [{ path: sessionsDir, origin: "flag" as const }];
 
@@ -332,6 +352,32 @@ const sourceDirs = [{ path: sessionsDir, origin: "flag" as const }];
 	);
 	add({ id: "start", label: "process start (`pi-events --version`, median)", value: start!, text: `**${ms(start!)} ms**` });
 	add({ id: "noop-index", label: "no-op `pi-events index` (whole process, median)", value: noop!, text: `**${ms(noop!)} ms**`, target: "< 30 ms" });
+}
+
+// 3b. One session file deleted: the search that sees it answers at once; its text is merged out of
+// the index files in the background (sync/scrub.ts). The file is put back and indexed again after.
+{
+	const files = sh(["sh", "-c", `find ${shellQuote(sessionsDir)} -type f -name '*.jsonl' | sort`]).stdout.toString().trim().split("\n");
+	const victim = files[Math.floor(files.length / 2)]!;
+	const aside = join(work, "deleted-session.jsonl");
+	sh(["mv", victim, aside]);
+	try {
+		const rare = Object.entries(manifest.planted).sort((a, b) => a[1] - b[1])[0]![0];
+		const started = performance.now();
+		sh([bin, "search", "--all", "--json", "--index", indexPath, "--sessions-dir", sessionsDir, rare], { env, quiet: true });
+		const answered = performance.now() - started;
+		while (deletedTextPending(db) && performance.now() - started < 600_000) Bun.sleepSync(20);
+		const scrubbed = performance.now() - started;
+		add({
+			id: "deletion",
+			label: "one session file deleted: the next search (whole process, its sync) / until its text is merged out of the index files (in the background)",
+			value: answered,
+			text: `${ms(answered)} ms / ${(scrubbed / 1000).toFixed(1)} s`,
+		});
+	} finally {
+		sh(["mv", aside, victim]);
+		syncIndex(db, { sourceDirs });
+	}
 }
 
 // 4. One appended entry, to the largest session and to a ~50 KB one (the corpus is restored after).

@@ -357,7 +357,10 @@ const sourceDirs = [{ path: sessionsDir, origin: "flag" as const }];
 // 3b. One session file deleted: the search that sees it answers at once; its text is merged out of
 // the index files in the background (sync/scrub.ts). The file is put back and indexed again after.
 {
-	const files = sh(["sh", "-c", `find ${shellQuote(sessionsDir)} -type f -name '*.jsonl' | sort`]).stdout.toString().trim().split("\n");
+	const files = sh(["sh", "-c", `find ${shellQuote(sessionsDir)} -type f -name '*.jsonl' | sort`])
+		.stdout.toString()
+		.trim()
+		.split("\n");
 	const victim = files[Math.floor(files.length / 2)]!;
 	const aside = join(work, "deleted-session.jsonl");
 	sh(["mv", victim, aside]);

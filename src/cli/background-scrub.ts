@@ -5,7 +5,7 @@
  * resident server. One scrubber per index at a time: `<index>-scrub.pid` names the running one.
  */
 import type { Database } from "bun:sqlite";
-import { readFileSync, statSync, unlinkSync, writeFileSync } from "node:fs";
+import { closeSync, constants, lstatSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import { isReadOnly } from "../store/db.ts";
 import { scrubAwaitsMerge } from "../store/status.ts";
 import { spawnDetached } from "./self.ts";
@@ -19,7 +19,9 @@ function markerPath(indexPath: string): string {
 
 function scrubberRunning(marker: string): boolean {
 	try {
-		if (Date.now() - statSync(marker).mtimeMs > MARKER_TRUSTED_MS) return false;
+		// Only a regular file of ours counts: a symlink planted there names nothing.
+		const st = lstatSync(marker);
+		if (!st.isFile() || Date.now() - st.mtimeMs > MARKER_TRUSTED_MS) return false;
 		const pid = Number.parseInt(readFileSync(marker, "utf8"), 10);
 		if (!(pid > 0)) return false;
 		process.kill(pid, 0);
@@ -38,7 +40,13 @@ export function startBackgroundScrubIfNeeded(db: Database): void {
 	const pid = spawnDetached(["index", "--scrub", "--index", db.filename]);
 	if (pid === null) return; // not started: the next command's sync tries again
 	try {
-		writeFileSync(marker, `${pid}\n`);
+		// Never through a symlink: the marker is written where it is, or not at all.
+		const fd = openSync(marker, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600);
+		try {
+			writeSync(fd, `${pid}\n`);
+		} finally {
+			closeSync(fd);
+		}
 	} catch {
 		// Without the marker the next command may start a second scrubber, which finds the work done.
 	}
@@ -48,7 +56,7 @@ export function startBackgroundScrubIfNeeded(db: Database): void {
 export function releaseScrubMarker(indexPath: string): void {
 	const marker = markerPath(indexPath);
 	try {
-		if (Number.parseInt(readFileSync(marker, "utf8"), 10) === process.pid) unlinkSync(marker);
+		if (lstatSync(marker).isFile() && Number.parseInt(readFileSync(marker, "utf8"), 10) === process.pid) unlinkSync(marker);
 	} catch {
 		// no marker
 	}

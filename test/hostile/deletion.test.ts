@@ -12,7 +12,7 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { syncIndex } from "../../src/sync/sync.ts";
 import type { SourceDir } from "../../src/source/discover.ts";
@@ -558,6 +558,31 @@ describe("on a large index a query's sync answers at once and the merge in slice
 		const deadline = Date.now() + 10_000;
 		while (existsSync(`${env.dbPath}-scrub.pid`) && Date.now() < deadline) await Bun.sleep(50);
 		expect(existsSync(`${env.dbPath}-scrub.pid`)).toBe(false);
+		expect(describeFindings(scan(env.dbPath, T))).toEqual([]);
+	}, 60_000);
+
+	test("a symlink planted where the scrubber's marker goes is not followed, and does not stop the scrub", async () => {
+		const { layout, env } = layoutEnv();
+		const T = plantTokens();
+		const path = plant(env, T);
+		indexAndControl(env, T).close();
+		const victim = join(layout.root, "victim.txt");
+		writeFileSync(victim, "1\n"); // pid 1 is alive: a marker read through the link would say a scrubber runs
+		symlinkSync(victim, `${env.dbPath}-scrub.pid`);
+		rmSync(path);
+		runCli(layout, ["search", T.user!.text, "--all", "--json", "--index", env.dbPath], {
+			env: { PI_EVENTS_SERVER: "off", PI_EVENTS_SCRUB_INLINE_MAX_BYTES: "0" },
+		});
+		const reader = new Database(env.dbPath, { readonly: true });
+		try {
+			const deadline = Date.now() + 30_000;
+			while (deletedTextPending(reader) && Date.now() < deadline) await Bun.sleep(50);
+			expect(deletedTextPending(reader)).toBe(false);
+		} finally {
+			reader.close();
+		}
+		expect(readFileSync(victim, "utf8")).toBe("1\n");
+		expect(lstatSync(`${env.dbPath}-scrub.pid`).isSymbolicLink()).toBe(true);
 		expect(describeFindings(scan(env.dbPath, T))).toEqual([]);
 	}, 60_000);
 

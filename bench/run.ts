@@ -195,6 +195,11 @@ if (!existsSync(join(corpus, "manifest.json"))) {
 	sh([process.execPath, join(root, "bench", "corpus.ts"), "--out", corpus, "--size", size]);
 }
 const manifest = JSON.parse(readFileSync(join(corpus, "manifest.json"), "utf8")) as Manifest;
+// The planted tokens, fewest occurrences first, and the two most common words: the queries of
+// several sections below.
+const planted = Object.entries(manifest.planted).sort((a, b) => a[1] - b[1]);
+const rareTerm = planted[0]![0];
+const [common1, common2] = [manifest.commonTerms[0] ?? "the", manifest.commonTerms[1] ?? "error"];
 sh([process.execPath, join(root, "build.ts")]);
 if (!reuseIndex) rmSync(work, { recursive: true, force: true });
 mkdirSync(work, { recursive: true });
@@ -305,14 +310,12 @@ if (!reuseIndex) {
 	const probe = openIndex(indexPath, { readonly: true });
 	const segments = (probe.query("SELECT count(DISTINCT segid) AS n FROM fts_idx").get() as { n: number }).n;
 	probe.close();
-	const terms = Object.entries(manifest.planted).sort((a, b) => a[1] - b[1]);
-	const [c1, c2] = [manifest.commonTerms[0] ?? "the", manifest.commonTerms[1] ?? "error"];
-	const queries = [terms[0]![0], terms[3]![0], c1, `${c1} ${c2}`];
+	const queries = [rareTerm, planted[3]![0], common1, `${common1} ${common2}`];
 	const searchArgs = ["search", "--all", "--no-sync", "--json", "--index", indexPath, "--sessions-dir", sessionsDir];
 	const [start, ...times] = wholeProcess([[bin, "--version"], ...queries.map((q) => [bin, ...searchArgs, q])], procRuns, env);
 	add({
 		id: "unmerged-search",
-		label: `whole process on the cold-built index before any merge (${segments} FTS5 segments): rare / 1,000 matches / \`${c1}\` / \`${c1} ${c2}\`, over process start`,
+		label: `whole process on the cold-built index before any merge (${segments} FTS5 segments): rare / 1,000 matches / \`${common1}\` / \`${common1} ${common2}\`, over process start`,
 		value: Math.max(...times.map((t) => t - start!)),
 		text: `${times.map((t) => `+${ms(t - start!)}`).join(" / ")} ms (start ${ms(start!)} ms)`,
 	});
@@ -365,9 +368,8 @@ const sourceDirs = [{ path: sessionsDir, origin: "flag" as const }];
 	const aside = join(work, "deleted-session.jsonl");
 	sh(["mv", victim, aside]);
 	try {
-		const rare = Object.entries(manifest.planted).sort((a, b) => a[1] - b[1])[0]![0];
 		const started = performance.now();
-		sh([bin, "search", "--all", "--json", "--index", indexPath, "--sessions-dir", sessionsDir, rare], { env, quiet: true });
+		sh([bin, "search", "--all", "--json", "--index", indexPath, "--sessions-dir", sessionsDir, rareTerm], { env, quiet: true });
 		const answered = performance.now() - started;
 		while (deletedTextPending(db) && performance.now() - started < 600_000) Bun.sleepSync(20);
 		const scrubbed = performance.now() - started;
@@ -501,8 +503,6 @@ function cliSearch(args: string[], sync = false, roots?: string[]): CliAnswer {
 	});
 	return JSON.parse(p.stdout.toString()) as CliAnswer;
 }
-const planted = Object.entries(manifest.planted).sort((a, b) => a[1] - b[1]);
-const rareTerm = planted[0]![0];
 {
 	const noSync: number[] = [];
 	const withSync: number[] = [];
@@ -547,7 +547,6 @@ const rareTerm = planted[0]![0];
 }
 
 // 6. Searches, class by class.
-const [common1, common2] = [manifest.commonTerms[0] ?? "the", manifest.commonTerms[1] ?? "error"];
 const plantedPhrase = Object.keys(manifest.phrases)[0] ?? "quantum marmalade pipeline";
 const rarePhrase = rarePhraseOfCommonWords(manifest.commonTerms.length >= 3 ? manifest.commonTerms : ["the", "error", "function"]);
 if (rarePhrase) console.error(`rare phrase of common words: "${rarePhrase.phrase}", ${fmtInt(rarePhrase.matches)} fragments`);

@@ -123,10 +123,10 @@ export function resolveSettings(input: SettingsInput): Settings {
 }
 
 function scrubInlineMaxBytesOf(env: Env): number | undefined {
-	const raw = env.PI_EVENTS_SCRUB_INLINE_MAX_BYTES;
-	if (raw === undefined || raw === "") return undefined;
+	const raw = env.PI_EVENTS_SCRUB_INLINE_MAX_BYTES?.trim();
+	if (!raw) return undefined;
 	const n = Number(raw);
-	if (!Number.isSafeInteger(n) || n < 0 || !/^\d+$/.test(raw.trim())) {
+	if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n)) {
 		throw new PiEventsError("E_CONFIG", `PI_EVENTS_SCRUB_INLINE_MAX_BYTES must be a whole number of bytes, got ${JSON.stringify(raw)}`);
 	}
 	return n;

@@ -7,6 +7,7 @@
 import type { Database } from "bun:sqlite";
 import { closeSync, constants, lstatSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
 import { isReadOnly } from "../store/db.ts";
+import { processAlive } from "../store/unsynced.ts";
 import { scrubAwaitsMerge } from "../store/status.ts";
 import { spawnDetached } from "./self.ts";
 
@@ -17,18 +18,15 @@ function markerPath(indexPath: string): string {
 	return `${indexPath}-scrub.pid`;
 }
 
-function scrubberRunning(marker: string): boolean {
+/** The pid a marker no older than `maxAgeMs` names: only a regular file counts (a symlink planted there names nothing). */
+function markerPid(marker: string, maxAgeMs = Number.POSITIVE_INFINITY): number | null {
 	try {
-		// Only a regular file of ours counts: a symlink planted there names nothing.
 		const st = lstatSync(marker);
-		if (!st.isFile() || Date.now() - st.mtimeMs > MARKER_TRUSTED_MS) return false;
+		if (!st.isFile() || Date.now() - st.mtimeMs > maxAgeMs) return null;
 		const pid = Number.parseInt(readFileSync(marker, "utf8"), 10);
-		if (!(pid > 0)) return false;
-		process.kill(pid, 0);
-		return true;
-	} catch (err) {
-		// EPERM: the pid is alive under another account, not ours; anything else: no scrubber.
-		return (err as NodeJS.ErrnoException).code === "EPERM";
+		return pid > 0 ? pid : null;
+	} catch {
+		return null;
 	}
 }
 
@@ -36,7 +34,8 @@ function scrubberRunning(marker: string): boolean {
 export function startBackgroundScrubIfNeeded(db: Database): void {
 	if (isReadOnly(db) || !scrubAwaitsMerge(db)) return;
 	const marker = markerPath(db.filename);
-	if (scrubberRunning(marker)) return;
+	const running = markerPid(marker, MARKER_TRUSTED_MS);
+	if (running !== null && processAlive(running)) return;
 	const pid = spawnDetached(["index", "--scrub", "--index", db.filename]);
 	if (pid === null) return; // not started: the next command's sync tries again
 	try {
@@ -56,7 +55,7 @@ export function startBackgroundScrubIfNeeded(db: Database): void {
 export function releaseScrubMarker(indexPath: string): void {
 	const marker = markerPath(indexPath);
 	try {
-		if (lstatSync(marker).isFile() && Number.parseInt(readFileSync(marker, "utf8"), 10) === process.pid) unlinkSync(marker);
+		if (markerPid(marker) === process.pid) unlinkSync(marker);
 	} catch {
 		// no marker
 	}

@@ -48,7 +48,7 @@ export const readCommand = defineCommand({
 		if (a.only !== undefined && a.only !== "conversation") throw new PiEventsError("E_USAGE", `--only must be conversation, got ${JSON.stringify(a.only)}`);
 		const db = invocation().connect(settings.indexPath);
 		try {
-			if (a.sync !== false) refresh(db, settings.sourceDirs, { sync: true, scope, debug, scrubInlineMaxBytes: settings.scrubInlineMaxBytes });
+			if (a.sync !== false) refresh(db, settings, { sync: true, scope, debug });
 			const result = readEvent(new Gate(db, scope), {
 				sessionId: a.session,
 				entryId: a.entry,

@@ -69,7 +69,7 @@ export const searchCommand = defineCommand({
 		);
 		const db = invocation().connect(settings.indexPath);
 		try {
-			const freshness = refresh(db, settings.sourceDirs, { sync: a.sync !== false, scope, debug, scrubInlineMaxBytes: settings.scrubInlineMaxBytes });
+			const freshness = refresh(db, settings, { sync: a.sync !== false, scope, debug });
 			const result = search(db, {
 				query,
 				filters,

@@ -38,7 +38,7 @@ export const sessionsCommand = defineCommand({
 		const untilMs = a.until === undefined ? undefined : parseTimeArg("until", a.until, now);
 		const db = invocation().connect(settings.indexPath);
 		try {
-			const freshness = refresh(db, settings.sourceDirs, { sync: a.sync !== false, scope, debug, scrubInlineMaxBytes: settings.scrubInlineMaxBytes });
+			const freshness = refresh(db, settings, { sync: a.sync !== false, scope, debug });
 			const result = listSessions(new Gate(db, scope), { sinceMs, untilMs, limit });
 			if (a.json) {
 				writeOut(`${toJson({ ...result, freshness }, 2)}\n`);

@@ -27,7 +27,7 @@ export const traceCommand = defineCommand({
 		const scope = scopeFrom(a, settings, invocation().env, invocation().cwd);
 		const db = invocation().connect(settings.indexPath);
 		try {
-			if (a.sync !== false) refresh(db, settings.sourceDirs, { sync: true, scope, debug, scrubInlineMaxBytes: settings.scrubInlineMaxBytes });
+			if (a.sync !== false) refresh(db, settings, { sync: true, scope, debug });
 			const result = traceEvent(new Gate(db, scope), a.session, a.entry);
 			const color = isTerminal(1) && !invocation().env.NO_COLOR;
 			writeOut(a.json ? `${toJson(result, 2)}\n` : renderTrace(result, { color }));

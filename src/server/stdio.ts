@@ -240,14 +240,7 @@ export class StdioServer {
 
 	private sync(budgetMs: number, callerFile: string | null, onStale: "full" | "slice"): RawFreshness {
 		const before = this.lastFreshness;
-		const fresh = observe(this.opts.db, this.opts.settings.sourceDirs, {
-			sync: true,
-			budgetMs,
-			debug: this.opts.log,
-			callerFile,
-			onStale,
-			scrubInlineMaxBytes: this.opts.settings.scrubInlineMaxBytes,
-		});
+		const fresh = observe(this.opts.db, this.opts.settings, { sync: true, budgetMs, debug: this.opts.log, callerFile, onStale });
 		this.lastFreshness = fresh;
 		this.lastSync = performance.now();
 		this.planBackfill(fresh, before);

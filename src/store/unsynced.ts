@@ -106,7 +106,8 @@ function removeMarker(indexPath: string, name: string): void {
 	fsyncPath(dir, true);
 }
 
-function alive(pid: number): boolean {
+/** Whether a process holds this pid (also one of another user's). */
+export function processAlive(pid: number): boolean {
 	try {
 		process.kill(pid, 0);
 		return true;
@@ -143,7 +144,7 @@ export function settleLeftMarkers(indexPath: string): string[] {
 		}
 		const pid = Number(name);
 		if (boot === null || written !== boot) fromEarlierBoot.push(name);
-		else if (!(Number.isInteger(pid) && pid > 0 && alive(pid))) ofDeadProcesses.push(name);
+		else if (!(Number.isInteger(pid) && pid > 0 && processAlive(pid))) ofDeadProcesses.push(name);
 	}
 	// One flush makes every dead process's writes durable.
 	if (ofDeadProcesses.length > 0 && flushIndexFiles(indexPath)) removeStaleMarkers(indexPath, ofDeadProcesses);

@@ -64,9 +64,13 @@ interface RefreshOptions {
 	 * turn, when nobody waits for an answer). See sync/check.ts.
 	 */
 	onStale?: "full" | "slice";
-	/** See SyncOptions (sync.ts): from the settings. */
-	scrubInlineMaxBytes?: number;
 	debug?: (line: string) => void;
+}
+
+/** What a sync needs of the settings (config.ts Settings): where the sessions are, and how large an index it scrubs at once (sync/scrub.ts). */
+export interface SyncSources {
+	sourceDirs: readonly SourceDir[];
+	scrubInlineMaxBytes?: number;
 }
 
 /** Freshness before scoping: totals, and the paths each count and problem concerns. */
@@ -77,15 +81,16 @@ export interface RawFreshness extends Freshness {
 	diagnosticsByFile: Map<string, number>;
 }
 
-export function refresh(db: Database, sourceDirs: readonly SourceDir[], options: RefreshOptions): Freshness {
+export function refresh(db: Database, sources: SyncSources, options: RefreshOptions): Freshness {
 	const callerFile = options.callerFile ?? options.scope?.current?.sessionFile ?? null;
-	return forScope(db, observe(db, sourceDirs, { ...options, callerFile }), sourceDirs, options.scope ?? null);
+	return forScope(db, observe(db, sources, { ...options, callerFile }), sources.sourceDirs, options.scope ?? null);
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** Sync (bounded) or compare, for any caller; `forScope` then cuts it to one caller's view. */
-export function observe(db: Database, sourceDirs: readonly SourceDir[], options: RefreshOptions): RawFreshness {
+export function observe(db: Database, sources: SyncSources, options: RefreshOptions): RawFreshness {
+	const { sourceDirs } = sources;
 	// A query's check never runs a full one, whose cost grows with history (check.ts: onStale).
 	const check = { callerFile: options.callerFile ?? null, onStale: options.onStale ?? "slice" };
 	const started = performance.now();
@@ -96,7 +101,7 @@ export function observe(db: Database, sourceDirs: readonly SourceDir[], options:
 				sourceDirs,
 				budgetMs: options.budgetMs ?? QUERY_SYNC_BUDGET_MS,
 				lockWaitMs: QUERY_LOCK_WAIT_MS,
-				scrubInlineMaxBytes: options.scrubInlineMaxBytes,
+				scrubInlineMaxBytes: sources.scrubInlineMaxBytes,
 				debug: options.debug,
 				check,
 			});

@@ -430,12 +430,40 @@ function searchable(db: Database, T: Record<string, Token>): string[] {
 	);
 }
 
-function layoutEnv(): { layout: AgentLayout; env: Env } {
+/** A small corpus in pi's own sessions dir (for the CLI) with a planted session, indexed and checked (positive control). */
+function plantedInLayout(): { layout: AgentLayout; env: Env; T: Record<string, Token>; path: string } {
 	const layout = makeAgentLayout();
 	const sessions = layout.sessionsDir;
 	mkdirSync(join(sessions, encodeCwd(CWD)), { recursive: true });
 	writeCorpus(sessions, 20, 20);
-	return { layout, env: { dir: layout.root, sessions, dbPath: join(layout.root, "idx", "index.db"), sources: [{ path: sessions, origin: "pi" }] } };
+	const env: Env = { dir: layout.root, sessions, dbPath: join(layout.root, "idx", "index.db"), sources: [{ path: sessions, origin: "pi" }] };
+	const T = plantTokens();
+	const path = plant(env, T);
+	indexAndControl(env, T).close();
+	return { layout, env, T, path };
+}
+
+/** A search in its own process on an index taken as large, which leaves the scrub to the background. */
+function searchInOwnProcess(layout: AgentLayout, env: Env, query: string, scrubInlineMaxBytes = "0") {
+	return runCli(layout, ["search", query, "--all", "--json", "--index", env.dbPath], {
+		env: { PI_EVENTS_SERVER: "off", PI_EVENTS_SCRUB_INLINE_MAX_BYTES: scrubInlineMaxBytes },
+	});
+}
+
+/** Wait (at most 30 s) until no removed session's text waits to be scrubbed; whether it got there. */
+async function scrubbedWithin30s(db: Database): Promise<boolean> {
+	const deadline = Date.now() + 30_000;
+	while (deletedTextPending(db) && Date.now() < deadline) await Bun.sleep(50);
+	return !deletedTextPending(db);
+}
+
+async function scrubbedWithin30sAt(dbPath: string): Promise<boolean> {
+	const reader = new Database(dbPath, { readonly: true });
+	try {
+		return await scrubbedWithin30s(reader);
+	} finally {
+		reader.close();
+	}
 }
 
 describe("on a large index a query's sync answers at once and the merge in slices scrubs", () => {
@@ -510,11 +538,9 @@ describe("on a large index a query's sync answers at once and the merge in slice
 	}, 60_000);
 
 	test("`status` says so; `index --scrub` finishes it without a sync", () => {
-		const { layout, env } = layoutEnv();
-		const T = plantTokens();
-		const path = plant(env, T);
-		const db = indexAndControl(env, T);
+		const { layout, env, T, path } = plantedInLayout();
 		rmSync(path);
+		const db = openIndex(env.dbPath);
 		querySync(db, env);
 		db.close();
 		const flags = ["--index", env.dbPath];
@@ -531,29 +557,17 @@ describe("on a large index a query's sync answers at once and the merge in slice
 	}, 60_000);
 
 	test("a search in its own process answers, and the scrub it starts in the background leaves nothing", async () => {
-		const { layout, env } = layoutEnv();
-		const T = plantTokens();
-		const path = plant(env, T);
-		indexAndControl(env, T).close();
+		const { layout, env, T, path } = plantedInLayout();
 		rmSync(path);
-		const found = runCli(layout, ["search", T.user!.text, "--all", "--json", "--index", env.dbPath], {
-			env: { PI_EVENTS_SERVER: "off", PI_EVENTS_SCRUB_INLINE_MAX_BYTES: "0" },
-		});
+		const found = searchInOwnProcess(layout, env, T.user!.text);
 		expect(found.exitCode).toBe(1); // no hits: the session is gone from the answer already
-		const bad = runCli(layout, ["search", "x", "--index", env.dbPath], { env: { PI_EVENTS_SERVER: "off", PI_EVENTS_SCRUB_INLINE_MAX_BYTES: "16M" } });
+		const bad = searchInOwnProcess(layout, env, "x", "16M");
 		expect({ exit: bad.exitCode, err: bad.stderr.trim() }).toEqual({
 			exit: 2,
 			err: 'pi-events: PI_EVENTS_SCRUB_INLINE_MAX_BYTES must be a whole number of bytes, got "16M"',
 		});
 		expect(found.json<{ hits: unknown[] }>().hits).toEqual([]);
-		const reader = new Database(env.dbPath, { readonly: true });
-		try {
-			const deadline = Date.now() + 30_000;
-			while (deletedTextPending(reader) && Date.now() < deadline) await Bun.sleep(50);
-			expect(deletedTextPending(reader)).toBe(false);
-		} finally {
-			reader.close();
-		}
+		expect(await scrubbedWithin30sAt(env.dbPath)).toBe(true);
 		// The background scrubber removes its marker when it ends.
 		const deadline = Date.now() + 10_000;
 		while (existsSync(`${env.dbPath}-scrub.pid`) && Date.now() < deadline) await Bun.sleep(50);
@@ -562,35 +576,20 @@ describe("on a large index a query's sync answers at once and the merge in slice
 	}, 60_000);
 
 	test("a symlink planted where the scrubber's marker goes is not followed, and does not stop the scrub", async () => {
-		const { layout, env } = layoutEnv();
-		const T = plantTokens();
-		const path = plant(env, T);
-		indexAndControl(env, T).close();
+		const { layout, env, T, path } = plantedInLayout();
 		const victim = join(layout.root, "victim.txt");
 		writeFileSync(victim, "1\n"); // pid 1 is alive: a marker read through the link would say a scrubber runs
 		symlinkSync(victim, `${env.dbPath}-scrub.pid`);
 		rmSync(path);
-		runCli(layout, ["search", T.user!.text, "--all", "--json", "--index", env.dbPath], {
-			env: { PI_EVENTS_SERVER: "off", PI_EVENTS_SCRUB_INLINE_MAX_BYTES: "0" },
-		});
-		const reader = new Database(env.dbPath, { readonly: true });
-		try {
-			const deadline = Date.now() + 30_000;
-			while (deletedTextPending(reader) && Date.now() < deadline) await Bun.sleep(50);
-			expect(deletedTextPending(reader)).toBe(false);
-		} finally {
-			reader.close();
-		}
+		searchInOwnProcess(layout, env, T.user!.text);
+		expect(await scrubbedWithin30sAt(env.dbPath)).toBe(true);
 		expect(readFileSync(victim, "utf8")).toBe("1\n");
 		expect(lstatSync(`${env.dbPath}-scrub.pid`).isSymbolicLink()).toBe(true);
 		expect(describeFindings(scan(env.dbPath, T))).toEqual([]);
 	}, 60_000);
 
 	test("the tool server scrubs between calls", async () => {
-		const { layout, env } = layoutEnv();
-		const T = plantTokens();
-		const path = plant(env, T);
-		indexAndControl(env, T).close();
+		const { layout, env, T, path } = plantedInLayout();
 		const db = openIndex(env.dbPath);
 		// A small index taken as large: the scrub is left to the merge between calls.
 		const settings = resolveSettings({
@@ -614,9 +613,7 @@ describe("on a large index a query's sync answers at once and the merge in slice
 			server.handleFrame(JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {} } }));
 			server.handleFrame(JSON.stringify({ jsonrpc: "2.0", method: SYNC_NOTIFICATION }));
 			expect(searchable(db, T)).toEqual([]);
-			const deadline = Date.now() + 30_000;
-			while (deletedTextPending(db) && Date.now() < deadline) await Bun.sleep(50);
-			expect(deletedTextPending(db)).toBe(false);
+			expect(await scrubbedWithin30s(db)).toBe(true);
 			expect(describeFindings(scan(env.dbPath, T))).toEqual([]);
 		} finally {
 			server.close();

@@ -18,7 +18,7 @@ const mapped = (db: Database) => (db.query("PRAGMA mmap_size").get() as { mmap_s
 test("a connection maps nothing: opened, after its freshness check, and read-only", () => {
 	const db = openIndex(join(dir, "index.db"));
 	expect(mapped(db)).toBe(0);
-	refresh(db, [{ path: join(dir, "sessions"), origin: "flag" }], { sync: true, scope: null });
+	refresh(db, { sourceDirs: [{ path: join(dir, "sessions"), origin: "flag" }] }, { sync: true, scope: null });
 	expect(mapped(db)).toBe(0);
 	expect(db.query("SELECT count(*) AS n FROM meta").get()).toEqual({ n: expect.any(Number) });
 	db.close();

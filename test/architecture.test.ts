@@ -25,6 +25,8 @@ const PURE = [
 	"project/text.ts",
 	"project/projector.ts",
 	"project/tree.ts",
+	"project/turn.ts",
+	"project/transcript.ts",
 	"project/weights.ts",
 	"auth/scope.ts",
 	"auth/scope-tokens.ts",

@@ -15,6 +15,8 @@ interface ProjectedFragment extends FragmentRecord {
 	derived: boolean;
 	/** The other full-text columns, when computed before the write (a cold index: sync/prepare.ts). */
 	columns?: FullTextColumns;
+	/** A tool.call fragment's toolCallId (pairs the call with its result: project/transcript.ts). */
+	callId?: string;
 }
 
 export interface ProjectedEvent extends EventRecord {
@@ -220,6 +222,7 @@ function projectAssistant(p: Projection, message: Obj): void {
 				if (event.toolName === null && name) event.toolName = name;
 				const before = event.fragments.length;
 				addFragment(p, "tool.call", index, renderToolCall(name, block.arguments));
+				if (callId && event.fragments.length > before) event.fragments[before]!.callId = callId;
 				if (isPiEventsTool(name) || (isShellTool(name) && isObj(block.arguments) && runsPiEvents(str(block.arguments.command)))) {
 					markDerived(event.fragments.slice(before));
 					if (callId) event.derivedCallIds.push(callId);

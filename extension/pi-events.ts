@@ -133,6 +133,14 @@ export const ReadParams = Type.Object(
 				"conversation: count neighbours among user and assistant text, session names and summaries only (skip tool calls, results, model changes)",
 			),
 		),
+		view: Type.Optional(
+			stringEnum(
+				["event", "turn"] as const,
+				"turn: the whole turn holding the entry (its prompt to the next prompt, on its branch) as one transcript: texts in full, one line per tool call; event (default): this event only",
+			),
+		),
+		maxBytes: Type.Optional(Type.Integer({ minimum: 2048, maximum: 100_000, description: "view turn: the transcript's budget in bytes (default 8192)" })),
+		turns: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, description: "view turn: also the next N turns of the same branch (default 0)" })),
 	},
 	{ additionalProperties: false },
 );

@@ -5,6 +5,8 @@ import { refresh } from "../sync/freshness.ts";
 import { renderRead } from "../present/render-read.ts";
 import { Gate } from "../gate/gate.ts";
 import { MAX_NEIGHBOURS, readEvent } from "../query/read.ts";
+import { DEFAULT_TURN_BYTES, MAX_NEXT_TURNS, MAX_TURN_BYTES, MIN_TURN_BYTES, readTurn } from "../query/turn-read.ts";
+import { renderTurn, type TurnHow } from "../present/render-turn.ts";
 import { callerArgs, scopeFrom } from "./caller.ts";
 import { checkFlags, commonArgs, debug, settingsFrom } from "./shared.ts";
 import { invocation } from "./invocation.ts";
@@ -27,8 +29,38 @@ const args = {
 		description: "conversation: count neighbours among user/assistant text, session names and summaries only",
 		valueHint: "conversation",
 	},
+	turn: { type: "boolean", description: "Read the whole turn holding the entry as one transcript (prompt to next prompt, on its branch)" },
+	"max-bytes": {
+		type: "string",
+		description: `With --turn: the transcript's budget in bytes (default ${DEFAULT_TURN_BYTES}, ${MIN_TURN_BYTES}-${MAX_TURN_BYTES})`,
+		valueHint: "n",
+	},
+	turns: { type: "string", description: `With --turn: also the next N turns of the same branch (0-${MAX_NEXT_TURNS})`, valueHint: "n" },
 	sync: { type: "boolean", description: "Sync the index first (--no-sync to skip)", default: true },
 } as const;
+
+/** Flags that read one event's content or neighbours: not with --turn. */
+const EVENT_ONLY = ["fragment", "offset", "length", "order", "before", "after", "only"] as const;
+
+/** The CLI's ways to read more, named in a transcript's omissions. */
+function cliHow(sessionId: string): TurnHow {
+	return {
+		read: (entryId) => `pi-events read ${sessionId} ${entryId}`,
+		turn: (entryId) => `pi-events read ${sessionId} ${entryId} --turn`,
+		after: (entryId) => `pi-events read ${sessionId} ${entryId} --order branch --after ${MAX_NEIGHBOURS} --only conversation`,
+		moreTurns: "add --turns 1",
+	};
+}
+
+function checkTurnFlags(a: Record<string, unknown>): void {
+	if (a.turn === true) {
+		const clash = EVENT_ONLY.find((name) => a[name] !== undefined);
+		if (clash) throw new PiEventsError("E_USAGE", `--${clash} reads one event; it does not go with --turn`);
+	} else {
+		const needs = (["max-bytes", "turns"] as const).find((name) => a[name] !== undefined);
+		if (needs) throw new PiEventsError("E_USAGE", `--${needs} goes with --turn`);
+	}
+}
 
 function intArg(name: string, value: string | undefined): number | undefined {
 	if (value === undefined) return undefined;
@@ -46,9 +78,21 @@ export const readCommand = defineCommand({
 		const order = a.order ?? "append";
 		if (order !== "append" && order !== "branch") throw new PiEventsError("E_USAGE", `--order must be append or branch, got ${JSON.stringify(order)}`);
 		if (a.only !== undefined && a.only !== "conversation") throw new PiEventsError("E_USAGE", `--only must be conversation, got ${JSON.stringify(a.only)}`);
+		checkTurnFlags(a);
 		const db = invocation().connect(settings.indexPath);
 		try {
 			if (a.sync !== false) refresh(db, settings, { sync: true, scope, debug });
+			if (a.turn === true) {
+				const gate = new Gate(db, scope);
+				const turn = readTurn(gate, {
+					sessionId: a.session,
+					entryId: a.entry,
+					maxBytes: intArg("max-bytes", a["max-bytes"]),
+					turns: intArg("turns", a.turns),
+				});
+				writeOut(a.json ? `${toJson(turn, 2)}\n` : renderTurn(turn, cliHow(turn.session.sessionId)));
+				return 0;
+			}
 			const result = readEvent(new Gate(db, scope), {
 				sessionId: a.session,
 				entryId: a.entry,

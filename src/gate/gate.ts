@@ -304,6 +304,11 @@ export class VisibleSession {
 
 	private visible = (event: EventRow | null | undefined): event is EventRow => !!event && beforeCutoff(this.cutoff, this.row.session_id, event.seq);
 
+	/** Whether this is the calling session, read only up to the invocation cutoff. */
+	get cutoffApplies(): boolean {
+		return this.cutoff !== null;
+	}
+
 	event(entryId: string): EventRow | null {
 		const event = this.store.event(this.row.session_key, entryId);
 		return this.visible(event) ? event : null;

@@ -8,7 +8,7 @@ import { PiEventsError } from "../errors.ts";
 import { projectEntry } from "../project/projector.ts";
 import { hashBytes } from "../source/hash.ts";
 import { decodeLine } from "../source/jsonl.ts";
-import { readLineAt } from "../source/read.ts";
+import { readLineAt, type SourceFiles } from "../source/read.ts";
 import type { EventRow, Gate, SessionRow, VisibleSession } from "../gate/gate.ts";
 import { type EventView, eventView } from "./views.ts";
 
@@ -146,11 +146,14 @@ function clampCount(value: number | undefined, name: string): number {
 	return n;
 }
 
-/** Re-read and verify the source line; a mismatch means the file changed since indexing. */
-function readSource(session: SessionRow, event: EventRow): Record<string, unknown> {
+/**
+ * Re-read and verify the source line; a mismatch means the file changed since indexing. `files`:
+ * the files already open for this answer.
+ */
+export function readSource(session: SessionRow, event: EventRow, files?: SourceFiles): Record<string, unknown> {
 	let bytes: Uint8Array;
 	try {
-		bytes = readLineAt(session.path, event.byte_offset, event.byte_length);
+		bytes = files ? files.readLineAt(session.path, event.byte_offset, event.byte_length) : readLineAt(session.path, event.byte_offset, event.byte_length);
 	} catch {
 		throw new PiEventsError("E_STALE", `the source of this event (${session.path}) cannot be read any more; run \`pi-events index\` to refresh the index`);
 	}

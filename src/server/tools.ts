@@ -17,6 +17,8 @@ import { DEFAULT_SESSIONS, listSessions } from "../query/sessions.ts";
 import { renderTrace } from "../present/render-trace.ts";
 import { Gate } from "../gate/gate.ts";
 import { MAX_NEIGHBOURS, MAX_WINDOW, readEvent } from "../query/read.ts";
+import { renderTurn } from "../present/render-turn.ts";
+import { DEFAULT_TURN_BYTES, MAX_NEXT_TURNS, MAX_TURN_BYTES, MIN_TURN_BYTES, readTurn } from "../query/turn-read.ts";
 import { SORT_ORDERS, search } from "../query/search.ts";
 import { traceEvent } from "../query/trace.ts";
 
@@ -96,7 +98,36 @@ const ReadInput = v.strictObject({
 			v.description("conversation: count neighbours among user and assistant text, session names and summaries only (skip tool calls, results, model changes)"),
 		),
 	),
+	view: v.optional(
+		v.pipe(
+			v.picklist(["event", "turn"]),
+			v.description(
+				"turn: the whole turn holding the entry (its prompt to the next prompt, on its branch) as one transcript: texts in full, one line per tool call; event (default): this event only",
+			),
+		),
+	),
+	maxBytes: v.optional(
+		v.pipe(
+			v.number(),
+			v.integer(),
+			v.minValue(MIN_TURN_BYTES),
+			v.maxValue(MAX_TURN_BYTES),
+			v.description(`view turn: the transcript's budget in bytes (default ${DEFAULT_TURN_BYTES})`),
+		),
+	),
+	turns: v.optional(
+		v.pipe(
+			v.number(),
+			v.integer(),
+			v.minValue(0),
+			v.maxValue(MAX_NEXT_TURNS),
+			v.description("view turn: also the next N turns of the same branch (default 0)"),
+		),
+	),
 });
+
+/** event_read arguments that read one event: not with view "turn". */
+const EVENT_ONLY_ARGS = ["fragmentId", "offset", "length", "order", "before", "after", "only"] as const;
 
 const SessionsInput = v.strictObject({
 	since: v.optional(v.pipe(v.string(), v.maxLength(40), v.description("Sessions active at or after: ISO date/time, or relative like 30m, 12h, 7d, 2w"))),
@@ -160,15 +191,41 @@ const SearchOutput = v.looseObject({
 	}),
 });
 
+/**
+ * event_read's result: one event (view "event": event, content, window, omitted, neighbours) or a
+ * turn transcript (view "turn": target, cutoff, maxBytes, bytes, turns, turnsLeftOut). One object
+ * schema for both: MCP wants an output schema of type object.
+ */
 const ReadOutput = v.looseObject({
-	event: EventViewSchema,
+	view: v.optional(v.pipe(v.literal("turn"), v.description('"turn" for a turn transcript; absent for one event'))),
 	session: v.looseObject({ sessionId: v.string(), cwd: nullableString, file: v.string() }),
-	content: v.array(v.looseObject({ fragmentId: v.string(), kind: v.string(), chars: v.number(), text: v.string(), truncated: v.boolean() })),
-	window: v.nullable(
-		v.looseObject({ fragmentId: v.string(), offset: v.number(), length: v.number(), totalChars: v.number(), text: v.string(), hasMore: v.boolean() }),
+	event: v.optional(EventViewSchema),
+	content: v.optional(v.array(v.looseObject({ fragmentId: v.string(), kind: v.string(), chars: v.number(), text: v.string(), truncated: v.boolean() }))),
+	window: v.optional(
+		v.nullable(
+			v.looseObject({ fragmentId: v.string(), offset: v.number(), length: v.number(), totalChars: v.number(), text: v.string(), hasMore: v.boolean() }),
+		),
 	),
-	omitted: v.array(v.string()),
-	neighbours: v.looseObject({ order: v.string(), before: v.array(EventViewSchema), after: v.array(EventViewSchema), alternatives: v.array(EventViewSchema) }),
+	omitted: v.optional(v.array(v.string())),
+	neighbours: v.optional(
+		v.looseObject({ order: v.string(), before: v.array(EventViewSchema), after: v.array(EventViewSchema), alternatives: v.array(EventViewSchema) }),
+	),
+	target: v.optional(v.string()),
+	cutoff: v.optional(v.boolean()),
+	maxBytes: v.optional(v.number()),
+	bytes: v.optional(v.number()),
+	turns: v.optional(
+		v.array(
+			v.looseObject({
+				prompt: nullableString,
+				entryCount: v.number(),
+				lines: v.array(v.looseObject({ kind: v.string(), entryId: v.string() })),
+				end: v.string(),
+				next: nullableString,
+			}),
+		),
+	),
+	turnsLeftOut: v.optional(v.array(v.string())),
 });
 
 const SessionsOutput = v.looseObject({
@@ -276,11 +333,21 @@ export const TOOLS: ToolDef[] = [
 		name: "event_read",
 		title: "Read one event exactly",
 		description:
-			"Read one event from pi session history exactly as recorded, re-read from its session file: metadata, text of each part (first 2,000 characters; pass fragmentId with offset/length for a window into long output), what was omitted (thinking, images), and optionally neighbours in append order (file order) or branch order (the conversation path). Use the ids from an event_search hit.",
+			'Read one event from pi session history exactly as recorded, re-read from its session file: metadata, text of each part (first 2,000 characters; pass fragmentId with offset/length for a window into long output), what was omitted (thinking, images), and optionally neighbours in append order (file order) or branch order (the conversation path). With view "turn": the whole turn holding the event (the user\'s prompt, every assistant text in full, one line per tool call with its result id and whether it failed), bounded by maxBytes, saying what it left out. Use the ids from an event_search hit.',
 		input: ReadInput,
 		output: ReadOutput,
 		run: (args: v.InferOutput<typeof ReadInput>, ctx) => {
+			if (args.view === "turn") {
+				const clash = EVENT_ONLY_ARGS.find((name) => args[name] !== undefined);
+				if (clash) throw new PiEventsError("E_USAGE", `${clash} reads one event; it does not go with view "turn"`);
+			} else if (args.maxBytes !== undefined || args.turns !== undefined) {
+				throw new PiEventsError("E_USAGE", `${args.maxBytes !== undefined ? "maxBytes" : "turns"} goes with view "turn"`);
+			}
 			ctx.refresh();
+			if (args.view === "turn") {
+				const turn = readTurn(new Gate(ctx.db, ctx.scope), args);
+				return { structured: turn as unknown as Record<string, unknown>, text: renderTurn(turn, toolHow(turn.session.sessionId)) };
+			}
 			const result = readEvent(new Gate(ctx.db, ctx.scope), args);
 			return { structured: result as unknown as Record<string, unknown>, text: renderRead(result) };
 		},
@@ -321,6 +388,17 @@ export const TOOLS: ToolDef[] = [
 		},
 	},
 ];
+
+/** The tools' ways to read more, named in a transcript's omissions. */
+function toolHow(sessionId: string) {
+	const call = (args: Record<string, unknown>) => `event_read ${JSON.stringify({ sessionId, ...args })}`;
+	return {
+		read: (entryId: string) => call({ entryId }),
+		turn: (entryId: string) => call({ entryId, view: "turn" }),
+		after: (entryId: string) => call({ entryId, order: "branch", after: MAX_NEIGHBOURS, only: "conversation" }),
+		moreTurns: "add turns: 1",
+	};
+}
 
 export function findTool(name: string): ToolDef | undefined {
 	return TOOLS.find((t) => t.name === name);

@@ -106,6 +106,19 @@ describe("legacy era (official SDK client)", () => {
 		expect(textOf(res)).toContain("ECONNREFUSED");
 	});
 
+	test("event_read view turn: the whole turn as a transcript, validated against the output schema; event-only arguments refused", async () => {
+		const res = await call("event_read", { sessionId: basic.sessionId, entryId: basic.notes.readResult, view: "turn", maxBytes: 4096, turns: 1 });
+		expect(res.isError).toBeFalsy();
+		const turns = res.structuredContent.turns as { prompt: string; lines: { kind: string; entryId: string }[] }[];
+		expect(turns.map((t) => t.prompt)).toEqual([basic.notes.firstUser, basic.notes.imageUser]);
+		expect(turns[0]!.lines.some((l) => l.kind === "tool" && l.entryId === basic.notes.assistantRead)).toBeTrue();
+		expect(textOf(res)).toContain(`-> ${basic.notes.writeErrorResult} ERROR`);
+		expect(textOf(res)).toContain(`event_read {"sessionId":"${basic.sessionId}","entryId":`);
+		const clash = await call("event_read", { sessionId: basic.sessionId, entryId: basic.notes.readResult, view: "turn", after: 2 });
+		expect(clash.isError).toBeTrue();
+		expect(textOf(clash)).toContain('after reads one event; it does not go with view "turn"');
+	});
+
 	test("event_trace shows the tree around an event", async () => {
 		const res = await call("event_trace", { sessionId: branched.sessionId, entryId: branched.notes.B });
 		expect(res.isError).toBeFalsy();

@@ -14,7 +14,7 @@ import { basename, dirname, join } from "node:path";
 import { writePackages } from "./packaging/packages.ts";
 import { STARTUP_JIT_POLICY } from "./src/jit.ts";
 
-/** The release targets: bun's `--target` name and our artifact suffix. Windows is not built (README). */
+/** The release targets: bun's `--target` name and our artifact suffix. Windows is not built (README, "Install"). */
 export const RELEASE_TARGETS = ["linux-x64", "linux-arm64", "linux-x64-musl", "linux-arm64-musl", "darwin-x64", "darwin-arm64"] as const;
 export type ReleaseTarget = (typeof RELEASE_TARGETS)[number];
 
@@ -37,7 +37,7 @@ function compile(outfile: string, target: string | null, commit: string): void {
 			"--minify",
 			"--bytecode",
 			// Each command's modules in chunks of their own, loaded when it runs: one bundle made every
-			// process load all of it (`--version` 1.2–1.4 ms faster, searches 0.1–1.0 ms; README).
+			// process load all of it (`--version` 1.2–1.4 ms faster, searches 0.1–1.0 ms; docs/performance.md).
 			"--format=esm",
 			"--splitting",
 			// Short commands stay in the interpreter; long work compiles as usual (src/jit.ts).

@@ -7,7 +7,7 @@
  * with every query word weighing the same and lengths compared to a fixed 400 characters instead
  * of an average over some population. Adding or removing any other fragment, in scope or not,
  * cannot change a fragment's relevance. (On the evaluation it also ranks better than bm25() did:
- * README, Retrieval quality.)
+ * docs/relevance.md, "Retrieval quality".)
  */
 
 /**

@@ -200,7 +200,7 @@ export const PAGE_CACHE_KIB = 65_536;
  * itself; a small cache reuses its buffers, and re-reading a page it let go costs a `pread`
  * (2.6–3.9 µs). Interleaved whole processes at 1 GB, 64 MiB → 256 KiB: 1,000 matches 86 → 60 ms
  * (3,170 → 2,000 page faults), filtered 85 → 61, `the error` 72 → 64; no class slower, and 128
- * or 64 KiB no faster (README, "Where the milliseconds went").
+ * or 64 KiB no faster (docs/performance.md, "A one-shot command's page cache").
  */
 const ONE_SHOT_PAGE_CACHE_KIB = 256;
 

@@ -1,7 +1,7 @@
 /**
  * Bulk writes without fsync, made safe by a marker. A cold index spent about a tenth of its time
- * waiting for the fsyncs of SQLite's checkpoints (1 GB: 167 of them, 4.8 s of 44 s; README,
- * "Indexing"). While a worker prepares files (sync/pipeline.ts) the writer runs with
+ * waiting for the fsyncs of SQLite's checkpoints (1 GB: 167 of them, 4.8 s of 44 s;
+ * docs/indexing.md, "Writes without fsync"). While a worker prepares files (sync/pipeline.ts) the writer runs with
  * `synchronous = OFF`: what it writes is safe if the process dies (it is in the operating system's
  * page cache), not if the machine stops. So before the first such write, a marker file naming this
  * boot is made durable beside the index (`<index>-unsynced/<pid>`); after the last, the index

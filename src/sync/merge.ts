@@ -4,7 +4,7 @@
  * A cold index leaves FTS5 with many segments (21 for the 5 GB bench corpus), and every term
  * lookup probes each: there, a whole search process took 1.0–3.5 ms longer than on the same index
  * merged, and reading sessions one at a time 40% longer. Merging them all at once ('optimize')
- * takes about 22 s at 5 GB, too long for the cold index itself (README, "Performance"). So a sync
+ * takes about 22 s at 5 GB, too long for the cold index itself (docs/performance.md). So a sync
  * that loaded new sessions through the prepare worker only marks the index (`merge_pending`), and
  * a resident server merges a slice after each turn or command and then while it idles
  * (server/stdio.ts; cli/command-server.ts when it serves the command line alone): FTS5

@@ -478,7 +478,7 @@ describe("on a large index a query's sync answers at once and the merge in slice
 			expect(searchable(db, T)).toEqual([]);
 			expect(db.query("SELECT count(*) AS n FROM sessions WHERE session_id = ?1").get(T.session!.text)).toEqual({ n: 0 });
 			expect({ awaits: scrubAwaitsMerge(db), deleted: deletedTextPending(db) }).toEqual({ awaits: true, deleted: true });
-			// Left for the merge: the tokens are still in the file (the window the README states).
+			// Left for the merge: the tokens are still in the file (the window docs/indexing.md states).
 			expect(scan(env.dbPath, T).length).toBeGreaterThan(0);
 			// Another query's sync meanwhile writes nothing more and leaves it pending.
 			const changes = () => (db.query("SELECT total_changes() AS n").get() as { n: number }).n;

@@ -610,7 +610,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 	return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** README: "A malformed line is a diagnostic with file, line and byte offset". */
+/** docs/cli.md: "A malformed line is a diagnostic with file, line and byte offset". */
 function expectedDiagnostics(bytes: Uint8Array): ExpectedDiag[] {
 	const out: ExpectedDiag[] = [];
 	let started = false;

@@ -59,7 +59,7 @@ describe("release artifacts", () => {
 			const m = /^([0-9a-f]{64}) {2}(pi-events-[a-z0-9-]+)$/.exec(line);
 			expect(m).not.toBeNull();
 		}
-		// Verified with the tool users run (the README's command).
+		// Verified with the tool users run (the command the README gives).
 		const check = Bun.spawnSync(["sha256sum", "-c", "SHA256SUMS"], { cwd: dir, stdout: "pipe", stderr: "pipe" });
 		expect(check.stdout.toString()).not.toContain("FAILED");
 		expect(check.exitCode).toBe(0);

@@ -261,7 +261,7 @@ describe("an index location that cannot be written", () => {
 				const index = await runCliAsync(world, indexArgs(world));
 				expect(index.exitCode).toBe(2);
 				expectClearError(index.stderr, /read-only/);
-				// README: search still answers from what is indexed (issue 15 item 9).
+				// docs/cli.md: search still answers from what is indexed (issue 15 item 9).
 				const search = await runCliAsync(world, ["search", "lockfile", "--all", "--json", "--index", world.indexPath, "--sessions-dir", world.sessions]);
 				expect(search.exitCode).toBe(0);
 				expect(JSON.parse(search.stdout).hits.length).toBeGreaterThan(0);
@@ -286,7 +286,7 @@ describe("an index location that cannot be written", () => {
 
 describe("a full disk for the index", () => {
 	/**
-	 * A full disk may stop a sync at any write. README: "the sync stops with one clear error (exit
+	 * A full disk may stop a sync at any write. docs/cli.md: "the sync stops with one clear error (exit
 	 * 2) and the index keeps its last consistent state": a `pi-events: ...` message that says the
 	 * disk is full, an index that passes integrity checks, and (checked by each test) a later sync
 	 * with space that reaches a clean rebuild.

@@ -529,7 +529,7 @@ describe("disappearing sources", () => {
 	});
 
 	test.skipIf(!MOUNT)("a source directory that is itself a mount point, unmounted (an empty directory remains): its sessions are kept", () => {
-		// README: "A permission error, an I/O error or a missing (unmounted) source directory never
+		// docs/indexing.md: "A permission error, an I/O error or a missing (unmounted) source directory never
 		// removes anything." Unmounting `--sessions-dir /mnt/usb` leaves /mnt/usb as an empty
 		// directory that reads fine, on another device than the files indexed from it.
 		const e = env();

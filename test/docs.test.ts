@@ -109,6 +109,15 @@ describe("the README", () => {
 		expect(JSON.parse(read("package.json")).scripts.test).toBe(command);
 		expect(read(".ci/run")).toContain(`\n${command} 2>&1`);
 	});
+
+	test("bun run test:fast runs the architecture and docs suites and none of the slow ones", () => {
+		const fast = (JSON.parse(read("package.json")).scripts["test:fast"] as string).split(" ");
+		expect(fast.slice(0, 3)).toEqual(["bun", "test", "--timeout=30000"]);
+		expect(fast).toContain("test/architecture");
+		expect(fast).toContain("test/docs");
+		const slow = fast.filter((filter) => /e2e|release\/?$|release\/release|reliability|hostile|eval|search-cli|server|freshness|command-server/.test(filter));
+		expect(slow).toEqual([]);
+	});
 });
 
 /** GitHub's heading anchors: lowercase, punctuation other than `-` and `_` dropped, spaces as `-`. */

@@ -190,16 +190,21 @@ export { canonicalPath };
  * cwd (the nearest ancestor with a real `.git` entry: see isGitEntry), else the cwd itself.
  */
 export function resolveRoot(cwd: string, explicit: string | null): string {
+	return resolveRootSource(cwd, explicit).root;
+}
+
+/** The caller's authorization root (as resolveRoot) and whether it was given, a Git worktree root, or the cwd. */
+export function resolveRootSource(cwd: string, explicit: string | null): { root: string; source: "explicit" | "git" | "cwd" } {
 	if (explicit) {
 		if (!isAbsolute(explicit)) throw new PiEventsError("E_USAGE", `--root must be an absolute path, got ${JSON.stringify(explicit)}`);
-		return canonicalPath(explicit);
+		return { root: canonicalPath(explicit), source: "explicit" };
 	}
 	const start = canonicalPath(cwd);
 	let dir = start;
 	for (;;) {
-		if (isGitEntry(join(dir, ".git"))) return dir;
+		if (isGitEntry(join(dir, ".git"))) return { root: dir, source: "git" };
 		const parent = dirname(dir);
-		if (parent === dir) return start;
+		if (parent === dir) return { root: start, source: "cwd" };
 		dir = parent;
 	}
 }

@@ -24,10 +24,15 @@ interface CurrentSession {
 	toolCallId: string | null;
 }
 
+/** Where the authorization root came from: `--root` (or the server's), the config file, the Git worktree root of the cwd, or the cwd itself. */
+export type RootSource = "flag" | "config" | "git" | "cwd";
+
 /** A resolved caller (gate/caller.ts `resolveCaller`): whose history it may see. */
 export interface Scope {
 	/** Canonical absolute roots; null means unscoped (`--all`, a person at the terminal). */
 	roots: string[] | null;
+	/** How the root was chosen (named in answers: "sessions under /x (Git root)"); absent when not known. */
+	rootSource?: RootSource;
 	current: CurrentSession | null;
 }
 

@@ -2,7 +2,7 @@
 import { defineCommand } from "./argv.ts";
 import { PiEventsError } from "../errors.ts";
 import { toJson } from "../present/json.ts";
-import { freshnessLine, renderSessions } from "../present/render.ts";
+import { freshnessLine, PICK_ROOT, renderSessions, sessionsHead } from "../present/render.ts";
 import { parseTimeArg } from "../query/filters.ts";
 import { Gate } from "../gate/gate.ts";
 import { DEFAULT_SESSIONS, listSessions, MAX_SESSIONS } from "../query/sessions.ts";
@@ -11,6 +11,7 @@ import { callerArgs, scopeFrom } from "./caller.ts";
 import { checkFlags, commonArgs, debug, settingsFrom } from "./shared.ts";
 import { invocation } from "./invocation.ts";
 import { isTerminal, writeErr, writeOut } from "./out.ts";
+import { terminalSafe } from "../present/terminal.ts";
 
 const args = {
 	...commonArgs,
@@ -44,9 +45,11 @@ export const sessionsCommand = defineCommand({
 				writeOut(`${toJson({ ...result, freshness }, 2)}\n`);
 			} else {
 				const color = isTerminal(1) && !invocation().env.NO_COLOR;
-				writeOut(renderSessions(result.sessions, { color, paths: a.paths === true, root: scope.roots?.[0] ?? null }));
-				if (result.sessions.length === 0) writeErr("pi-events: no sessions\n");
-				else if (result.truncated) writeErr(`pi-events: ${result.sessions.length} of ${result.total} sessions (raise --limit)\n`);
+				const head = terminalSafe(sessionsHead(result, PICK_ROOT.cli));
+				if (result.sessions.length > 0)
+					writeOut(`${head}:\n${renderSessions(result.sessions, { color, paths: a.paths === true, root: scope.roots?.[0] ?? null })}`);
+				else writeErr(`pi-events: ${head}\n`);
+				if (result.truncated) writeErr(`pi-events: ${result.sessions.length} of ${result.total} sessions (raise --limit)\n`);
 				writeErr(`pi-events: ${freshnessLine(freshness)}\n`);
 			}
 			return result.sessions.length > 0 ? 0 : 1;

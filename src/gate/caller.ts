@@ -6,7 +6,7 @@
  */
 import type { Scope } from "../auth/scope.ts";
 import { resolve } from "node:path";
-import { canonicalPath, resolveRoot } from "../config.ts";
+import { canonicalPath, resolveRootSource } from "../config.ts";
 
 interface CallerInput {
 	/** The caller's working directory (absolute). */
@@ -24,11 +24,12 @@ interface CallerInput {
 }
 
 export function resolveCaller(input: CallerInput): Scope {
-	const roots = input.all ? null : [resolveRoot(input.cwd, input.root ?? input.configRoot)];
 	const { sessionId, sessionFile, toolCallId } = input;
 	const current =
 		sessionId || sessionFile
 			? { sessionId: sessionId || null, sessionFile: sessionFile ? canonicalPath(resolve(input.cwd, sessionFile)) : null, toolCallId: toolCallId || null }
 			: null;
-	return { roots, current };
+	if (input.all) return { roots: null, current };
+	const { root, source } = resolveRootSource(input.cwd, input.root ?? input.configRoot);
+	return { roots: [root], rootSource: source === "explicit" ? (input.root ? "flag" : "config") : source, current };
 }

@@ -27,6 +27,7 @@
  *
  *   // Listing and naming sessions.
  *   gate.listableSessions() / gate.summaries(listed) / gate.firstUserEvent(session)   // the calling session is not listed
+ *   gate.holdsSessions()                                     // whether the roots hold any session (an empty answer says so)
  *   gate.resolveSessionId(idOrPrefix)                        // a unique visible prefix → the id
  *   session.conversationBySeq(event, "before" | "after", n) / session.isConversation(event)
  *
@@ -284,6 +285,16 @@ export class Gate {
 			this.db,
 			listed.map((s) => s.session_key),
 		).filter((s) => clausesAdmit(clauses, { cwdReal: s.cwd_real, sessionId: s.session_id }));
+	}
+
+	/**
+	 * Whether the caller's roots hold at least one session it may list (the calling session left
+	 * out), whatever a request narrows: an empty answer says so when they hold none. Reads at most
+	 * one session row; nothing outside the roots is counted.
+	 */
+	holdsSessions(): boolean {
+		const rule = this.listRule();
+		return admitsAtLeast(this.db, sessionRuleSql(rule), cwdRanges(rule), 1);
 	}
 
 	/** A listable session's first user message event (null for any other session). */

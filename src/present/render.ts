@@ -7,6 +7,8 @@ import type { Freshness } from "../sync/freshness.ts";
 import { type Hit, RECENT_MATCHES, type SearchCoverage } from "../query/search.ts";
 import { groupThousands } from "../project/text.ts";
 import type { SessionSummary } from "../query/sessions.ts";
+import type { RootSource } from "../auth/scope.ts";
+import type { ScopeView } from "../query/scope-view.ts";
 import type { Highlight } from "../query/snippet.ts";
 import { terminalSafe, terminalSafeDeep } from "./terminal.ts";
 
@@ -148,6 +150,42 @@ export function noHitsHint(coverage: SearchCoverage, forms: { exact: boolean; ex
 	}
 }
 
+const ROOT_SOURCE_NAMES: Record<RootSource, string> = {
+	flag: "--root",
+	config: "root in the config file",
+	git: "Git root",
+	cwd: "working directory",
+};
+
+/** Whose history an answer covers: "sessions under /work/app (Git root)", or every workspace's. */
+export function scopeName(scope: ScopeView): string {
+	if (scope.roots === null) return "sessions of every workspace (--all)";
+	return `sessions under ${scope.roots.join(", ")}${scope.rootSource ? ` (${ROOT_SOURCE_NAMES[scope.rootSource]})` : ""}`;
+}
+
+/**
+ * What an answer says when the root holds no session at all: plainly, with the surface's way to
+ * pick another root (`pick`), and nothing about sessions outside it.
+ */
+export function noSessionsAtAll(scope: ScopeView, pick: string): string {
+	if (scope.roots === null) return "no sessions are indexed at all: run pi-events index, and check where sessions are found (pi-events status)";
+	return `there are no ${scopeName(scope)} at all (only sessions started in the root or below are visible): ${pick}`;
+}
+
+/** How to pick another root, per surface. */
+export const PICK_ROOT = {
+	cli: "pick another root with --root DIR, or use --all for every workspace",
+	tool: "the root is the caller's Git root or working directory; pick another with `root` in pi-events' config file, or PI_EVENTS_ARGS=\"--root DIR\" for the pi extension",
+} as const;
+
+/** The header of a session list, or its explanation when empty. */
+export function sessionsHead(result: { sessions: unknown[]; total: number; scope: ScopeView; emptyBecause: string | null }, pick: string): string {
+	const { sessions, total, scope } = result;
+	if (sessions.length > 0) return `${sessions.length} of ${total} ${scopeName(scope)}, most recently active first`;
+	if (result.emptyBecause === "no-sessions") return noSessionsAtAll(scope, pick);
+	return `none of the ${scopeName(scope)} was active in that time range: widen it`;
+}
+
 /** The session list for people and models: newest first, one header line and the first request. */
 export function renderSessions(unsafeSessions: SessionSummary[], style: HitStyle): string {
 	const out: string[] = [];
@@ -156,8 +194,14 @@ export function renderSessions(unsafeSessions: SessionSummary[], style: HitStyle
 		const when = (t: string | null) => (t ? t.replace("T", " ").slice(0, 16) : "no time");
 		const name = s.name ? `  "${s.name.length > NAME_CHARS ? `${s.name.slice(0, NAME_CHARS - 1)}…` : s.name}"` : "";
 		const where = cwdLabel(s.cwd, style.root ?? null);
+		const marks = [
+			s.abandonedBranches ? "abandoned branches" : null,
+			s.forked ? (s.parentSessionId ? `fork of ${s.parentSessionId.slice(0, 8)}` : "fork") : null,
+		]
+			.filter(Boolean)
+			.join(", ");
 		out.push(
-			`${ansi("1", `${i + 1}.`, style)} ${when(s.lastTimestamp)} (since ${when(s.firstTimestamp)})  ${s.entryCount} entries${name}${where ? `  ${ansi("2", where, style)}` : ""}`,
+			`${ansi("1", `${i + 1}.`, style)} ${when(s.lastTimestamp)} (since ${when(s.firstTimestamp)})  ${s.entryCount} entries${marks ? `  [${marks}]` : ""}${name}${where ? `  ${ansi("2", where, style)}` : ""}`,
 		);
 		if (s.firstUserMessage) out.push(`   ${s.firstUserMessage}`);
 		out.push(`   ${ansi("2", `${s.sessionId}${style.paths ? `  ${s.sessionFile}` : ""}`, style)}`);

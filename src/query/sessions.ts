@@ -8,6 +8,7 @@ import { PiEventsError } from "../errors.ts";
 import { isoTime } from "../project/projector.ts";
 import type { Gate, ListedSessionRow, SessionSummaryRow } from "../gate/gate.ts";
 import { fragmentTexts } from "./source-text.ts";
+import { type ScopeView, scopeView } from "./scope-view.ts";
 
 export const DEFAULT_SESSIONS = 20;
 export const MAX_SESSIONS = 100;
@@ -26,6 +27,12 @@ export interface SessionSummary {
 	entryCount: number;
 	/** The first user message, whitespace normalised, at most FIRST_MESSAGE_CHARS (then ending in …). */
 	firstUserMessage: string | null;
+	/** Some of its entries lie on abandoned branches (off the path to its latest entry): `read --order branch` and `trace` show them. */
+	abandonedBranches: boolean;
+	/** Its header names a parent session: it was forked from another (pi's fork, or a branched-session copy). */
+	forked: boolean;
+	/** The parent's session id, when the parent is indexed and in your scope (else null, also when forked). */
+	parentSessionId: string | null;
 }
 
 interface SessionsRequest {
@@ -40,6 +47,13 @@ interface SessionsResult {
 	total: number;
 	/** True when the limit left some out. */
 	truncated: boolean;
+	/** Whose sessions these are: the authorization root and how it was chosen. */
+	scope: ScopeView;
+	/**
+	 * Why the list is empty: "no-sessions" (the root holds no session at all, the calling one
+	 * aside), "time-range" (it holds some, none active in the range); null when not empty.
+	 */
+	emptyBecause: "no-sessions" | "time-range" | null;
 }
 
 export function listSessions(gate: Gate, request: SessionsRequest): SessionsResult {
@@ -69,6 +83,8 @@ export function listSessions(gate: Gate, request: SessionsRequest): SessionsResu
 		sessions: gate.summaries(unique.slice(0, limit)).map((s) => summary(gate, s)),
 		total: unique.length,
 		truncated: unique.length > limit,
+		scope: scopeView(gate.scope),
+		emptyBecause: unique.length > 0 ? null : listed.length > 0 ? "time-range" : "no-sessions",
 	};
 }
 
@@ -87,6 +103,10 @@ function summary(gate: Gate, s: SessionSummaryRow): SessionSummary {
 		lastTimestamp: isoTime(s.last_ts_ms),
 		entryCount: s.entry_count,
 		firstUserMessage: firstUserMessage(gate, s),
+		abandonedBranches: s.abandoned === 1,
+		forked: s.forked === 1,
+		// The parent is named only when the gate shows it (indexed, in scope); a fork's own header is in scope.
+		parentSessionId: s.parent_real ? (gate.sessionAtPath(s.parent_real)?.row.session_id ?? null) : null,
 	};
 }
 

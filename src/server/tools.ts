@@ -12,7 +12,7 @@ import { PiEventsError } from "../errors.ts";
 import type { Freshness } from "../sync/freshness.ts";
 import { BRANCH_STATES, SELECTION_STATES, SEMANTIC_KINDS } from "../model.ts";
 import { renderRead } from "../present/render-read.ts";
-import { freshnessLine, noHitsHint, renderHits, renderSessions } from "../present/render.ts";
+import { freshnessLine, noHitsHint, PICK_ROOT, renderHits, renderSessions, sessionsHead } from "../present/render.ts";
 import { DEFAULT_SESSIONS, listSessions } from "../query/sessions.ts";
 import { renderTrace } from "../present/render-trace.ts";
 import { Gate } from "../gate/gate.ts";
@@ -154,6 +154,10 @@ const EventViewSchema = v.looseObject({
 	selectionState: v.string(),
 	preview: nullableString,
 });
+const ScopeSchema = v.looseObject({
+	roots: v.pipe(v.nullable(v.array(v.string())), v.description("The authorization root; null: every workspace")),
+	rootSource: v.pipe(nullableString, v.description("How the root was chosen: flag (--root), config, git (the Git worktree root), cwd")),
+});
 const FreshnessSchema = v.looseObject({ synced: v.boolean(), pendingFiles: v.number(), problems: v.array(v.string()) });
 
 const SearchOutput = v.looseObject({
@@ -239,10 +243,15 @@ const SessionsOutput = v.looseObject({
 			lastTimestamp: nullableString,
 			entryCount: v.number(),
 			firstUserMessage: nullableString,
+			abandonedBranches: v.boolean(),
+			forked: v.boolean(),
+			parentSessionId: nullableString,
 		}),
 	),
 	total: v.number(),
 	truncated: v.boolean(),
+	scope: ScopeSchema,
+	emptyBecause: v.nullable(v.picklist(["no-sessions", "time-range"])),
 	freshness: FreshnessSchema,
 });
 
@@ -377,10 +386,8 @@ export const TOOLS: ToolDef[] = [
 			const untilMs = args.until === undefined ? undefined : parseTimeArg("until", args.until, ctx.now);
 			const freshness = ctx.refresh();
 			const result = listSessions(new Gate(ctx.db, ctx.scope), { sinceMs, untilMs, limit: args.limit ?? DEFAULT_SESSIONS });
-			const head =
-				result.sessions.length === 0
-					? "No sessions."
-					: `${result.sessions.length} of ${result.total} session${result.total === 1 ? "" : "s"}, most recently active first (session id on the last line of each):`;
+			const said = sessionsHead(result, PICK_ROOT.tool);
+			const head = result.sessions.length === 0 ? `${said[0]!.toUpperCase()}${said.slice(1)}.` : `${said} (session id on the last line of each):`;
 			return {
 				structured: { ...result, freshness },
 				text: `${head}\n${renderSessions(result.sessions, { color: false, root: ctx.scope.roots?.[0] ?? null })}${freshnessLine(freshness)}`,

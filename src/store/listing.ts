@@ -29,6 +29,12 @@ export interface SessionSummaryRow {
 	fragment_count: number;
 	version: number;
 	path: string;
+	/** The canonical path of the header's parentSession (a fork's parent file), or null. */
+	parent_real: string | null;
+	/** 1 when the header names a parent session (made by pi's fork or a branched-session copy). */
+	forked: number;
+	/** 1 when some entry lies on an abandoned branch (off the path to the materialized leaf): a seek in events_alternate. */
+	abandoned: number;
 }
 
 /** What a filter-only search reads of a session to decide whether, and in which order, to visit it. */
@@ -191,7 +197,9 @@ function orderTiesByPath(db: Database, rows: ListedSessionRow[]): void {
 /** The full rows of these sessions (with their file paths), in the order given; a session no longer indexed is left out. */
 export function sessionSummaries(db: Database, sessionKeys: readonly number[]): SessionSummaryRow[] {
 	const row = db.query(
-		`SELECT s.session_key, s.session_id, s.name, s.cwd, s.cwd_real, s.created, s.last_ts_ms, s.entry_count, s.fragment_count, s.version, fl.path
+		`SELECT s.session_key, s.session_id, s.name, s.cwd, s.cwd_real, s.created, s.last_ts_ms, s.entry_count, s.fragment_count, s.version, fl.path,
+		   s.parent_real, s.parent_session IS NOT NULL AS forked,
+		   EXISTS (SELECT 1 FROM events e WHERE e.session_key = s.session_key AND e.branch_state = 'alternate') AS abandoned
 		 FROM sessions s JOIN files fl ON fl.file_key = s.file_key WHERE s.session_key = ?1`,
 	);
 	return sessionKeys.map((key) => row.get(key) as SessionSummaryRow | null).filter((r): r is SessionSummaryRow => r !== null);

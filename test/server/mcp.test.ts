@@ -192,6 +192,21 @@ describe("scope through _meta", () => {
 		for (const hit of own.structuredContent.hits as { sessionId: string }[]) expect(appSessions.has(hit.sessionId)).toBeFalse();
 	});
 
+	test("event_sessions names the root; from a root with no sessions it says so and how to pick another, revealing nothing else", async () => {
+		const app = await call("event_sessions", {}, { cwd: APP });
+		expect(app.structuredContent.scope).toEqual({ roots: [APP], rootSource: "cwd" });
+		expect(textOf(app).split("\n")[0]).toMatch(/^\d+ of \d+ sessions under \/work\/demo\/app \(working directory\), most recently active first/);
+		const marked = (app.structuredContent.sessions as { sessionId: string; abandonedBranches: boolean }[]).find((x) => x.sessionId === branched.sessionId);
+		expect(marked?.abandonedBranches).toBeTrue();
+		const none = await call("event_sessions", {}, { cwd: "/work/demo/nothing-here" });
+		expect(none.isError).toBeFalsy();
+		expect(none.structuredContent).toMatchObject({ sessions: [], total: 0, emptyBecause: "no-sessions", scope: { roots: ["/work/demo/nothing-here"] } });
+		const text = textOf(none);
+		expect(text).toContain("There are no sessions under /work/demo/nothing-here (working directory) at all");
+		expect(text).toContain("`root` in pi-events' config file");
+		expect(text).not.toContain(APP);
+	});
+
 	test("a sibling directory with a shared prefix (/work/demo/app-extra) is outside /work/demo/app", async () => {
 		const retry = piFixture("retry");
 		const inside = await call("event_search", { query: "retry-error-marker" }, { cwd: "/work/demo/app-extra" });

@@ -62,11 +62,17 @@ function cost(line: TranscriptLine, cap: number): number {
 	}
 }
 
-const total = (turns: readonly TranscriptLine[][], cap: number) => turns.reduce((sum, lines) => sum + lines.reduce((s, l) => s + cost(l, cap), 0), 0);
+/** A turn to fit: its lines, and what its header, end and lists cost beside them. */
+export interface TurnToFit {
+	lines: TranscriptLine[];
+	overhead: number;
+}
 
-/** Fit the turns' lines (the first turn first) into `budget` bytes. */
-export function fitTurns(turns: readonly TranscriptLine[][], budget: number): Fitted {
-	const kept = turns.map((lines) => [...lines]);
+const total = (turns: readonly TurnToFit[], cap: number) => turns.reduce((sum, t) => sum + t.overhead + t.lines.reduce((s, l) => s + cost(l, cap), 0), 0);
+
+/** Fit the turns (the first turn first) into `budget` bytes. */
+export function fitTurns(turns: readonly TurnToFit[], budget: number): Fitted {
+	const kept = turns.map((t) => ({ lines: [...t.lines], overhead: t.overhead }));
 	let turnsLeftOut = 0;
 	const notes = () => (turnsLeftOut > 0 ? OMISSION_NOTE : 0);
 	while (kept.length > 1 && total(kept, MIN_TEXT_BYTES) + notes() > budget) {
@@ -75,14 +81,14 @@ export function fitTurns(turns: readonly TranscriptLine[][], budget: number): Fi
 	}
 	let leftOut: FittedTurn["leftOut"] = null;
 	if (kept.length > 0 && total(kept, MIN_TEXT_BYTES) + notes() > budget) {
-		const { shown, dropped } = dropMiddle(kept[0]!, budget - notes() - OMISSION_NOTE);
-		kept[0] = shown;
+		const { shown, dropped } = dropMiddle(kept[0]!.lines, budget - notes() - OMISSION_NOTE - kept[0]!.overhead);
+		kept[0]!.lines = shown;
 		leftOut = { lines: dropped.length, entryIds: [...new Set(dropped.map((l) => l.entryId))] };
 	}
 	const room = budget - notes() - (leftOut ? OMISSION_NOTE : 0);
 	const cap = largestCap(kept, room);
 	return {
-		turns: kept.map((lines, i) => ({ lines: lines.map((l) => cut(l, cap)), leftOut: i === 0 ? leftOut : null })),
+		turns: kept.map((t, i) => ({ lines: t.lines.map((l) => cut(l, cap)), leftOut: i === 0 ? leftOut : null })),
 		turnsLeftOut,
 		bytes: total(kept, cap),
 	};
@@ -109,9 +115,9 @@ function dropMiddle(lines: readonly TranscriptLine[], room: number): { shown: Tr
 }
 
 /** The largest cut (in bytes, at least MIN_TEXT_BYTES) at which the lines fit `room`. */
-function largestCap(turns: readonly TranscriptLine[][], room: number): number {
+function largestCap(turns: readonly TurnToFit[], room: number): number {
 	let hi = 0;
-	for (const lines of turns) for (const l of lines) if (isText(l)) hi = Math.max(hi, bytesOf(l));
+	for (const t of turns) for (const l of t.lines) if (isText(l)) hi = Math.max(hi, bytesOf(l));
 	if (hi <= MIN_TEXT_BYTES || total(turns, hi) <= room) return Math.max(hi, MIN_TEXT_BYTES);
 	let lo = MIN_TEXT_BYTES;
 	while (lo < hi) {

@@ -103,11 +103,11 @@ export function readTurn(gate: Gate, req: TurnReadRequest): TurnReadResult {
 	const files = new SourceFiles();
 	try {
 		const transcripts = spans.map((span) => transcriptLines(span.entries.map((n) => transcriptEntry(session, n.row, files))));
-		const fitted = fitTurns(
-			transcripts.map((t) => t.lines),
-			maxBytes,
-		);
 		const row = session.row;
+		const fitted = fitTurns(
+			transcripts.map((t, i) => ({ lines: t.lines, overhead: turnOverhead(spans[i]!, t.control.length) })),
+			maxBytes - headerBytes(row.session_id, row.name, row.cwd),
+		);
 		return {
 			view: "turn",
 			session: { sessionId: row.session_id, cwd: row.cwd, name: row.name || null, file: row.path },
@@ -122,6 +122,23 @@ export function readTurn(gate: Gate, req: TurnReadRequest): TurnReadResult {
 		files.close();
 	}
 }
+
+/**
+ * What a rendered transcript spends beside its lines: the session line, the cutoff note and the
+ * closing notes (which name the session id), so that the text output stays within the budget.
+ */
+function headerBytes(sessionId: string, name: string | null, cwd: string | null): number {
+	return 240 + 2 * sessionId.length + utf8(name ?? "") + utf8(cwd ?? "");
+}
+
+/** A turn's header and end lines, its listed branches (previews of at most 72 characters) and control entries. */
+function turnOverhead(span: TurnSpan<Node>, control: number): number {
+	const listed = Math.min(span.alternatives.length, MAX_LISTED_BRANCHES) + Math.min(span.candidates.length, MAX_LISTED_BRANCHES);
+	return 260 + listed * 130 + Math.min(control, 6) * 30;
+}
+
+const encoder = new TextEncoder();
+const utf8 = (text: string) => encoder.encode(text).length;
 
 /** The session's tree as the gate shows it (children before the cutoff only), each lookup made once. */
 function visibleTree(session: VisibleSession): TurnTree<Node> {

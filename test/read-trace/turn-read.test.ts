@@ -215,6 +215,31 @@ describe("the byte budget", () => {
 		expect(text).toContain("[2 further turns left out for the budget: turn u2; turn u3]");
 	});
 
+	test("the text output stays within the budget for every entry of every fixture, at 2,048 and 8,192 bytes, with and without further turns", () => {
+		const CLI = (sessionId: string) => ({
+			read: (e: string) => `pi-events read ${sessionId} ${e}`,
+			turn: (e: string) => `pi-events read ${sessionId} ${e} --turn`,
+			after: (e: string) => `pi-events read ${sessionId} ${e} --order branch --after 20 --only conversation`,
+			moreTurns: "add --turns 1",
+		});
+		const targets: [string, string][] = [...s.fixtures.values()].flatMap((f) =>
+			sourceLines(f.path).flatMap((l) => (l.json.id && l.json.type !== "session" ? [[f.sessionId, l.json.id as string] as [string, string]] : [])),
+		);
+		for (const id of ["u1", "a7", "r29", "out1", "u3"]) targets.push([LONG, id]);
+		let checked = 0;
+		for (const [sessionId, entryId] of targets) {
+			for (const maxBytes of [2048, 8192]) {
+				for (const turns of [0, 3]) {
+					const r = turn({ sessionId, entryId, maxBytes, turns });
+					const bytes = new TextEncoder().encode(renderTurn(r, CLI(r.session.sessionId))).length;
+					if (bytes > maxBytes) throw new Error(`${sessionId}/${entryId} maxBytes ${maxBytes} turns ${turns}: ${bytes} bytes`);
+					checked++;
+				}
+			}
+		}
+		expect(checked).toBeGreaterThan(600);
+	});
+
 	test("the budget's bounds are checked", () => {
 		expect(() => turn({ sessionId: LONG, entryId: "u1", maxBytes: 100 })).toThrow(/max bytes must be an integer from 2048 to 100000/);
 		expect(() => turn({ sessionId: LONG, entryId: "u1", turns: 11 })).toThrow(/turns must be an integer from 0 to 10/);

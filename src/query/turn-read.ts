@@ -10,7 +10,7 @@ import { PiEventsError } from "../errors.ts";
 import type { EventRow, Gate, VisibleSession } from "../gate/gate.ts";
 import { projectEntry } from "../project/projector.ts";
 import { type TranscriptEntry, transcriptLines } from "../project/transcript.ts";
-import { type TurnEnd, type TurnNode, type TurnSpan, type TurnTree, turnAt, turnFrom } from "../project/turn.ts";
+import { type TurnEnd, type TurnNode, type TurnSpan, type TurnTree, treeOf, turnAt, turnFrom } from "../project/turn.ts";
 import { SourceFiles } from "../source/read.ts";
 import { readSource } from "./read.ts";
 import { type FittedTurn, fitTurns, type ShownLine } from "./turn-budget.ts";
@@ -23,6 +23,10 @@ export const MAX_TURN_BYTES = 100_000;
 export const MAX_NEXT_TURNS = 10;
 /** Most entries one turn walk steps through (the turn says "limit" beyond). */
 const MAX_TURN_ENTRIES = 1000;
+/** Lookups a turn walk makes entry by entry before it reads the session whole (when it may). */
+const LOOKUPS_BEFORE_WHOLE = 100;
+/** Sessions up to this many entries may be read whole for a turn walk (one statement). */
+const WHOLE_SESSION_ROWS = 20_000;
 /** Most other branches or fork candidates listed per turn (the total is always given). */
 const MAX_LISTED_BRANCHES = 10;
 
@@ -140,7 +144,12 @@ function turnOverhead(span: TurnSpan<Node>, control: number): number {
 const encoder = new TextEncoder();
 const utf8 = (text: string) => encoder.encode(text).length;
 
-/** The session's tree as the gate shows it (children before the cutoff only), each lookup made once. */
+/**
+ * The session's tree as the gate shows it (children before the cutoff only). Entry by entry at
+ * first, each lookup made once; a walk past LOOKUPS_BEFORE_WHOLE lookups reads a session of at most
+ * WHOLE_SESSION_ROWS entries in one statement instead (a 1,000-entry turn: 292 → 41 ms; a short
+ * turn in a 5,000-entry session stays at 13 ms, where reading it whole took 24).
+ */
 function visibleTree(session: VisibleSession): TurnTree<Node> {
 	const node = (row: EventRow): Node => ({
 		entryId: row.entry_id,
@@ -152,9 +161,19 @@ function visibleTree(session: VisibleSession): TurnTree<Node> {
 	});
 	const nodes = new Map<string, Node | null>();
 	const children = new Map<string, Node[]>();
+	let whole: TurnTree<Node> | null = null;
+	let lookups = 0;
+	const wholeTree = () => {
+		if (whole === null && ++lookups > LOOKUPS_BEFORE_WHOLE && session.row.entry_count <= WHOLE_SESSION_ROWS) {
+			whole = treeOf(session.eventsBySeq(0, session.row.entry_count).map(node));
+		}
+		return whole;
+	};
 	return {
 		node(entryId) {
 			if (!nodes.has(entryId)) {
+				const tree = wholeTree();
+				if (tree) return tree.node(entryId);
 				const row = session.event(entryId);
 				nodes.set(entryId, row ? node(row) : null);
 			}
@@ -162,7 +181,11 @@ function visibleTree(session: VisibleSession): TurnTree<Node> {
 		},
 		children(entryId) {
 			let list = children.get(entryId);
-			if (!list) children.set(entryId, (list = session.children(entryId).map(node)));
+			if (!list) {
+				const tree = wholeTree();
+				if (tree) return tree.children(entryId);
+				children.set(entryId, (list = session.children(entryId).map(node)));
+			}
 			return list;
 		},
 	};

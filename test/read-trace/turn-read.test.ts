@@ -57,20 +57,24 @@ const result = (id: string, parentId: string, callId: string, text: string, isEr
 	});
 const header = (id: string) => JSON.stringify({ type: "session", version: 3, id, timestamp: ts(0), cwd: "/work/demo/app" });
 
-/** A long investigation: a long prompt, 30 rounds of text and a bash call, an outcome, then two short turns. */
+/**
+ * A long investigation: a long prompt, ROUNDS rounds of text and a bash call, an outcome, then two
+ * short turns. Its first turn is long enough that the walk reads the session whole (turn-read.ts).
+ */
+const ROUNDS = 60;
 function longSession(): string {
 	const lines = [header(LONG), user("u1", null, `Why does the build fail? long-turn-marker ${"context ".repeat(400)}`, 1)];
 	let parent = "u1";
-	for (let i = 0; i < 30; i++) {
+	for (let i = 0; i < ROUNDS; i++) {
 		lines.push(
 			assistant(`a${i}`, parent, `Step ${i}: ${"checking the linker output again ".repeat(20)}`, 2 + 2 * i, { id: `call${i}`, command: `make step-${i}` }),
 		);
 		lines.push(result(`r${i}`, `a${i}`, `call${i}`, `output of step ${i}`, i % 7 === 3, 3 + 2 * i));
 		parent = `r${i}`;
 	}
-	lines.push(assistant("out1", parent, "Fixed: the linker flag was dropped by the Makefile refactor. outcome-marker", 70));
-	lines.push(user("u2", "out1", "ok, commit it", 71), assistant("out2", "u2", "Committed as 4f2a.", 72));
-	lines.push(user("u3", "out2", "thanks", 73), assistant("out3", "u3", "You are welcome.", 74));
+	lines.push(assistant("out1", parent, "Fixed: the linker flag was dropped by the Makefile refactor. outcome-marker", 200));
+	lines.push(user("u2", "out1", "ok, commit it", 201), assistant("out2", "u2", "Committed as 4f2a.", 202));
+	lines.push(user("u3", "out2", "thanks", 203), assistant("out3", "u3", "You are welcome.", 204));
 	return `${lines.join("\n")}\n`;
 }
 
@@ -184,7 +188,7 @@ describe("the byte budget", () => {
 		const whole = turn({ sessionId: LONG, entryId: "r5", maxBytes: 100_000 });
 		expect(whole.turns[0]!.lines.every((l) => !("truncated" in l) || !l.truncated)).toBe(true);
 		expect(whole.turns[0]!.leftOut).toBeNull();
-		expect(whole.turns[0]!.lines.filter((l) => l.kind === "tool")).toHaveLength(30);
+		expect(whole.turns[0]!.lines.filter((l) => l.kind === "tool")).toHaveLength(ROUNDS);
 		const r = turn({ sessionId: LONG, entryId: "r5" });
 		expect(r.maxBytes).toBe(8192);
 		expect(r.bytes).toBeLessThanOrEqual(8192);
@@ -206,7 +210,7 @@ describe("the byte budget", () => {
 		expect(t.lines[0]!.entryId).toBe("u1");
 		expect(t.lines.at(-1)!.entryId).toBe("out1");
 		expect(t.leftOut!.lines).toBeGreaterThan(0);
-		expect(t.leftOut!.lines + t.lines.length).toBe(1 + 30 * 2 + 1);
+		expect(t.leftOut!.lines + t.lines.length).toBe(1 + ROUNDS * 2 + 1);
 		expect(t.leftOut!.entryIds).not.toContain("u1");
 		expect(t.leftOut!.entryIds).not.toContain("out1");
 		const text = renderTurn(r, CLI_HOW);
@@ -225,7 +229,7 @@ describe("the byte budget", () => {
 		const targets: [string, string][] = [...s.fixtures.values()].flatMap((f) =>
 			sourceLines(f.path).flatMap((l) => (l.json.id && l.json.type !== "session" ? [[f.sessionId, l.json.id as string] as [string, string]] : [])),
 		);
-		for (const id of ["u1", "a7", "r29", "out1", "u3"]) targets.push([LONG, id]);
+		for (const id of ["u1", "a7", "r29", "r59", "out1", "u3"]) targets.push([LONG, id]);
 		let checked = 0;
 		for (const [sessionId, entryId] of targets) {
 			for (const maxBytes of [2048, 8192]) {

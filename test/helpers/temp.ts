@@ -142,6 +142,8 @@ export function isolatedEnv(layout: AgentLayout, extra: Record<string, string> =
 		XDG_CACHE_HOME: layout.cacheHome,
 		XDG_CONFIG_HOME: layout.configHome,
 		PATH: process.env.PATH ?? "/usr/bin:/bin",
+		// The run's own temp dir (test/preload.ts), so what a child leaves there fails the run too.
+		TMPDIR: tmpdir(),
 		...extra,
 	};
 }

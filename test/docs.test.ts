@@ -81,6 +81,14 @@ describe("docs/cli.md", () => {
 		}
 		expect(missing).toEqual([]);
 	});
+
+	test("the --index help names every place the default comes from, as docs/cli.md does", () => {
+		const sources = ["$PI_EVENTS_INDEX", "config file", "$XDG_CACHE_HOME/pi-events/index.db", "~/.cache/pi-events/index.db"];
+		const help = commonArgs.index.description;
+		expect(sources.filter((source) => !help.includes(source))).toEqual([]);
+		const documented = cliDoc.slice(cliDoc.indexOf("`--index PATH`"), cliDoc.indexOf("`--sessions-dir DIR`"));
+		expect(sources.filter((source) => !documented.includes(source))).toEqual([]);
+	});
 });
 
 describe("docs/tools.md", () => {

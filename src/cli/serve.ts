@@ -7,6 +7,7 @@ import { VERSION, VERSION_LINE } from "../version.ts";
 import { type CommandServer, listenForCommands } from "./command-server.ts";
 import { socketPathFor } from "./command-protocol.ts";
 import { serveStream, StdioServer } from "../server/stdio.ts";
+import { toolNamesInProse } from "../server/tools.ts";
 import { openIndex } from "../store/db.ts";
 import { checkFlags, commonArgs, settingsFrom } from "./shared.ts";
 
@@ -25,7 +26,7 @@ const args = {
 export const serveCommand = defineCommand({
 	meta: {
 		name: "serve",
-		description: "Run the MCP tool server (event_search, event_read, event_trace) over stdio, or a resident server for the command line (--socket)",
+		description: `Run the MCP tool server (${toolNamesInProse()}) over stdio, or a resident server for the command line (--socket)`,
 	},
 	args,
 	async run({ args: a, rawArgs }) {

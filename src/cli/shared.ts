@@ -11,7 +11,12 @@ import { invocation } from "./invocation.ts";
 import { groupThousands } from "../project/text.ts";
 
 export const commonArgs = {
-	index: { type: "string", description: "Index database path (default: $PI_EVENTS_INDEX or ~/.cache/pi-events/index.db)", valueHint: "path" },
+	index: {
+		type: "string",
+		description:
+			"Index database path (default: $PI_EVENTS_INDEX, else index in the config file, else $XDG_CACHE_HOME/pi-events/index.db or ~/.cache/pi-events/index.db)",
+		valueHint: "path",
+	},
 	"sessions-dir": {
 		type: "string",
 		description: "Extra session directory to index (repeatable; added to pi's own)",

@@ -96,7 +96,7 @@ export function freshnessLine(f: Freshness, coverage?: SearchCoverage): string {
 	// Another process updating the index is why this answer was not synced: said first, once, and
 	// running `pi-events index` meanwhile would only wait for it.
 	const busy = f.problems.includes(BUSY_PROBLEM);
-	if (f.synced) parts.push(`synced in ${f.syncMs} ms`);
+	if (f.synced) parts.push(f.syncAgeMs === undefined ? `synced in ${f.syncMs} ms` : `synced ${Math.round(f.syncAgeMs)} ms before this call`);
 	else if (busy) parts.push(BUSY_PROBLEM);
 	else parts.push(`not synced (last sync ${f.lastSyncAt ?? "never"})`);
 	if (f.pendingFiles > 0) {

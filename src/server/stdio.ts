@@ -16,7 +16,7 @@ import { forScope, observe, type RawFreshness } from "../sync/freshness.ts";
 import { MergeInSlices } from "../sync/merge.ts";
 import { decodeLine, frameLines } from "../source/jsonl.ts";
 import { toJsonSchema } from "./json-schema.ts";
-import { findTool, fitToolOutput, parseArgs, TOOLS } from "./tools.ts";
+import { findTool, fitToolOutput, parseArgs, serverInstructions, TOOLS } from "./tools.ts";
 import { toJson } from "../present/json.ts";
 import { terminalSafe } from "../present/terminal.ts";
 
@@ -68,8 +68,8 @@ interface Request {
 	params?: unknown;
 }
 
-const INSTRUCTIONS =
-	"pi-events searches this workspace's pi session history (read-only). Use event_search to find earlier requests, answers, tool calls, command output and errors; event_read for the exact content of a hit; event_trace for its place in the conversation tree.";
+/** Generated from the tool table, so a new tool cannot be left out. */
+const INSTRUCTIONS = serverInstructions();
 
 export class StdioServer {
 	private initialized = false;
@@ -234,7 +234,12 @@ export class StdioServer {
 	private refresh(callerFile: string | null = null, onStale: "full" | "slice" = "slice"): RawFreshness {
 		const now = performance.now();
 		const callerGrew = callerFile !== null && this.grewSinceIndexed(callerFile);
-		if (!callerGrew && this.lastFreshness && now - this.lastSync < SYNC_INTERVAL_MS) return this.lastFreshness;
+		if (!callerGrew && this.lastFreshness && now - this.lastSync < SYNC_INTERVAL_MS) {
+			// This call does not sync: it answers from the sync of a moment ago. That sync's time and
+			// the diagnostics it found are not this call's (a 3.5 ms call said "synced in 100.3 ms").
+			const syncAgeMs = Math.round((now - this.lastSync) * 10) / 10;
+			return { ...this.lastFreshness, syncMs: 0, syncAgeMs, newDiagnostics: 0, diagnosticsByFile: new Map() };
+		}
 		return this.sync(this.opts.syncBudgets?.callMs ?? CALL_SYNC_BUDGET_MS, callerFile, onStale);
 	}
 

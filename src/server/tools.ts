@@ -193,6 +193,7 @@ const SearchOutput = v.looseObject({
 		emptyBecause: v.nullable(v.string()),
 		unmatchedTerms: v.array(v.string()),
 	}),
+	elapsedMs: v.pipe(v.number(), v.description("Milliseconds the search took, after the sync (freshness.syncMs)")),
 });
 
 /**
@@ -282,6 +283,8 @@ export interface ToolResult {
 interface ToolDef {
 	name: string;
 	title: string;
+	/** What the tool is for, in a few words after its name: the server's instructions list every tool this way. */
+	use: string;
 	description: string;
 	input: v.GenericSchema;
 	output: v.GenericSchema;
@@ -292,6 +295,7 @@ export const TOOLS: ToolDef[] = [
 	{
 		name: "event_search",
 		title: "Search pi session history",
+		use: "to find earlier requests, answers, tool calls, command output and errors",
 		description:
 			'Search what happened in earlier pi sessions of this workspace: past requests, answers, tool calls and their output, shell commands, errors, compaction and branch summaries. Use it before redoing work or when the user refers to something done before ("the migration we wrote last week", "that ECONNREFUSED error"). Returns ranked event hits with a short snippet and ids; follow up with event_read for the exact content or event_trace for the conversation around it. The current session is excluded unless you pass its sessionId (then only events before this call).',
 		input: SearchInput,
@@ -333,7 +337,8 @@ export const TOOLS: ToolDef[] = [
 					? `No hits${hint ? `: ${hint}` : ""}.`
 					: `${result.hits.length} hit${result.hits.length === 1 ? "" : "s"} (sessionId entryId fragmentId under each; event_read for exact content):`;
 			return {
-				structured: { hits: result.hits, freshness, coverage: result.coverage },
+				// elapsedMs as in the CLI's --json: the search itself, after the sync (freshness.syncMs).
+				structured: { hits: result.hits, freshness, coverage: result.coverage, elapsedMs: Math.round(result.elapsedMs * 100) / 100 },
 				text: `${head}\n${renderHits(result.hits, { color: false, root: ctx.scope.roots?.[0] ?? null })}${freshnessLine(freshness, result.coverage)}`,
 			};
 		},
@@ -341,6 +346,7 @@ export const TOOLS: ToolDef[] = [
 	{
 		name: "event_read",
 		title: "Read one event exactly",
+		use: "for the exact content of a hit, or the whole turn around it",
 		description:
 			'Read one event from pi session history exactly as recorded, re-read from its session file: metadata, text of each part (first 2,000 characters; pass fragmentId with offset/length for a window into long output), what was omitted (thinking, images), and optionally neighbours in append order (file order) or branch order (the conversation path). With view "turn": the whole turn holding the event (the user\'s prompt, every assistant text in full, one line per tool call with its result id and whether it failed), bounded by maxBytes, saying what it left out. Use the ids from an event_search hit.',
 		input: ReadInput,
@@ -364,6 +370,7 @@ export const TOOLS: ToolDef[] = [
 	{
 		name: "event_trace",
 		title: "Trace an event's place in its session",
+		use: "for its place in the conversation tree",
 		description:
 			"Show where an event sits in its session tree: parent, children, siblings (other branches from the same point), the next node toward the latest entry, and typed relationships (tool call ↔ result, compaction boundary, branch summary source, labels, files read or changed, fork copies in related sessions), each labelled recorded or derived. Nodes carry short previews only; use event_read on an id to see content.",
 		input: TraceInput,
@@ -377,6 +384,7 @@ export const TOOLS: ToolDef[] = [
 	{
 		name: "event_sessions",
 		title: "List pi sessions of this workspace",
+		use: "for the sessions of this workspace, most recently active first",
 		description:
 			'List the earlier pi sessions of this workspace, most recently active first: id, name, cwd, first and last time, number of entries, and the first thing the user asked. Use it to answer "what did we do last?" or to pick a session to search (event_search with sessionId) or read. The current session is not listed.',
 		input: SessionsInput,
@@ -395,6 +403,17 @@ export const TOOLS: ToolDef[] = [
 		},
 	},
 ];
+
+/** The tool names as a list in prose ("a, b, c and d"), for usage texts: never written out by hand. */
+export function toolNamesInProse(): string {
+	const names = TOOLS.map((tool) => tool.name);
+	return names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
+}
+
+/** The MCP server's instructions: one clause per tool of the table. */
+export function serverInstructions(): string {
+	return `pi-events searches this workspace's pi session history (read-only). Use ${TOOLS.map((tool) => `${tool.name} ${tool.use}`).join("; ")}.`;
+}
 
 /** The tools' ways to read more, named in a transcript's omissions. */
 function toolHow(sessionId: string) {

@@ -31,7 +31,13 @@ const MAX_PROBLEMS = 20;
 export interface Freshness {
 	/** Whether a sync ran before this answer. */
 	synced: boolean;
+	/** The time this answer spent syncing (0 when it reused an earlier sync: see syncAgeMs). */
 	syncMs: number;
+	/**
+	 * Only when the tool server answered from its own sync of a moment ago instead of syncing again
+	 * (at most every 1.5 s): how long before this call that sync ran. Absent otherwise.
+	 */
+	syncAgeMs?: number;
 	/** Session files of the caller's scope that changed since they were indexed and were not synced (budget or --no-sync). */
 	pendingFiles: number;
 	/** Indexed files of the caller's scope no longer present (removed on the next sync). */

@@ -69,6 +69,20 @@ describe("release artifacts", () => {
 		for (const target of TARGETS) expect(`${target}: ${describeBinary(join(dir, `pi-events-${target}`))}`).toBe(`${target}: ${target}`);
 	});
 
+	test("the musl binaries need libstdc++ besides musl's libc, as the README says (Alpine: apk add libstdc++)", () => {
+		// Running one here is not possible: Debian packages musl's loader but no libstdc++ built for musl.
+		const readelf = Bun.which("readelf");
+		if (!readelf) throw new Error("readelf (Debian: binutils) is needed to read the binaries' dynamic section");
+		for (const target of TARGETS.filter((t) => t.endsWith("-musl"))) {
+			const out = Bun.spawnSync([readelf, "-d", join(dir, `pi-events-${target}`)], { stdout: "pipe", stderr: "pipe" }).stdout.toString();
+			const needed = [...out.matchAll(/\(NEEDED\)\s+Shared library: \[([^\]]+)\]/g)].map((m) => m[1]).sort();
+			expect(`${target}: ${needed.join(" ")}`).toBe(
+				`${target}: ${[`libc.musl-${target.startsWith("linux-x64") ? "x86_64" : "aarch64"}.so.1`, "libstdc++.so.6"].sort().join(" ")}`,
+			);
+		}
+		expect(readFileSync(join(ROOT, "README.md"), "utf8")).toContain("apk add libstdc++");
+	});
+
 	test("--version prints the version, the target and the commit", () => {
 		const head = Bun.spawnSync(["git", "rev-parse", "--short=12", "HEAD"], { cwd: ROOT, stdout: "pipe" }).stdout.toString().trim();
 		const run = Bun.spawnSync([join(dir, "pi-events-linux-x64"), "--version"], { env: isolatedEnv(), stdout: "pipe", stderr: "pipe" });

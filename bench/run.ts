@@ -3,7 +3,7 @@
  * The pi-events benchmark: one run, one table.
  *
  *   bun run bench [--size 200MB|1GB|5GB] [--corpus DIR] [--runs N] [--proc-runs N] [--cold-runs N] [--reference BIN] [--no-drop-caches] [--out FILE]
- *   bun run bench --compare 1GB,5GB      (the side-by-side table of saved runs, for the README)
+ *   bun run bench --compare 1GB,5GB      (the side-by-side table of saved runs, for docs/performance.md)
  *
  * Generates (or reuses) a seeded corpus with bench/corpus.ts, builds dist/pi-events, then measures
  * cold index, no-op sync and `index`, one-entry appends, process start, every search class

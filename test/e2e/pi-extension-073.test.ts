@@ -10,7 +10,7 @@
  * from "@mariozechner/pi-ai" (0.73's loader aliases only that scope, and typebox).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, existsSync } from "node:fs";
+import { copyFileSync, existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { cleanupTempDirs, makeTempDir, ROOT } from "../helpers/temp.ts";
 import {
@@ -109,6 +109,11 @@ describe("pi 0.73.1 + extension/pi-events.ts + compiled server", () => {
 	test("the model got its answer and the server child was stopped with pi", () => {
 		expectAnswered(entries);
 		expect(processesRunning(world.bin)).toEqual([]);
+	});
+
+	test("pi's compiled extensions (jiti) are in the world's temp dir, removed with it, not in /tmp/jiti", () => {
+		const compiled = readdirSync(join(world.layout.root, "tmp", "jiti"));
+		expect(compiled.some((name) => name.startsWith("extension-pi-events."))).toBe(true);
 	});
 });
 

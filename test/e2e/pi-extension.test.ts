@@ -9,6 +9,7 @@
  * NEW session file pi wrote. (pi 0.73: pi-extension-073.test.ts; shared parts: shared.ts.)
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { cleanupTempDirs, ROOT } from "../helpers/temp.ts";
 import {
@@ -90,6 +91,10 @@ describe("pi + extension/pi-events.ts + compiled server", () => {
 	test("the model got its answer and the server child was stopped with pi", () => {
 		expectAnswered(entries);
 		expect(processesRunning(world.bin)).toEqual([]);
+	});
+
+	test("pi's module cache (jiti) is in the world's temp dir, removed with it, not in /tmp/jiti", () => {
+		expect(existsSync(join(world.layout.root, "tmp", "jiti"))).toBe(true);
 	});
 });
 

@@ -34,6 +34,7 @@ export interface E2eWorld {
 export function setupWorld(binName: string): E2eWorld {
 	const layout = makeAgentLayout();
 	mkdirSync(join(layout.root, "project"), { recursive: true });
+	mkdirSync(join(layout.root, "tmp"));
 	const project = realpathSync(join(layout.root, "project"));
 	const bin = join(layout.root, binName);
 	symlinkSync(compiledBinary(), bin);
@@ -50,7 +51,11 @@ export function scriptFor(own: { ownSearch: boolean; ownSessionId?: string }): S
 	return { phrase: PHRASE, sessionId: seeded.sessionId, entryId: expectedEntry, ...own };
 }
 
-/** pi's environment: isolated HOME/agent dir/XDG dirs, offline, the binary and the faux script. */
+/**
+ * pi's environment: isolated HOME/agent dir/XDG dirs, a temp dir inside the world (pi's jiti keeps
+ * its compiled extensions in $TMPDIR/jiti: they stayed in /tmp after every run), offline, the
+ * binary and the faux script.
+ */
 export function piEnv(world: E2eWorld, bin: string, script: Script): Record<string, string> {
 	const { layout } = world;
 	return {
@@ -58,6 +63,7 @@ export function piEnv(world: E2eWorld, bin: string, script: Script): Record<stri
 		PI_CODING_AGENT_DIR: layout.agentDir,
 		XDG_CACHE_HOME: layout.cacheHome,
 		XDG_CONFIG_HOME: layout.configHome,
+		TMPDIR: join(layout.root, "tmp"),
 		PATH: process.env.PATH ?? "/usr/bin:/bin",
 		PI_OFFLINE: "1",
 		PI_TELEMETRY: "0",

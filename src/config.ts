@@ -3,7 +3,7 @@
  * caller's authorization root. The only module that reads HOME, the environment and pi's
  * settings.json. Everything downstream receives a frozen Settings value.
  */
-import { closeSync, existsSync, lstatSync, readFileSync, readlinkSync, readSync, realpathSync, statSync } from "node:fs";
+import { closeSync, fstatSync, lstatSync, readFileSync, readlinkSync, readSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import * as v from "valibot";
 import { isWithin } from "./auth/scope.ts";
@@ -151,13 +151,26 @@ function indexPathFrom(input: Omit<SettingsInput, "sessionDirs">, config: FileCo
 }
 
 function readConfig(path: string, explicit: boolean): { value: FileConfig | null } {
-	if (!existsSync(path)) {
+	let text: string | null;
+	try {
+		text = readSettingsFile(path, CONFIG_MAX_BYTES);
+	} catch (err) {
+		const code = (err as NodeJS.ErrnoException).code;
+		const why =
+			code === "EFTYPE"
+				? "is not a regular file"
+				: code === "EFBIG"
+					? `is larger than ${CONFIG_MAX_BYTES / 1024} KiB`
+					: `cannot be read (${code ?? String(err)})`;
+		throw new PiEventsError("E_CONFIG", `config file ${path} ${why}`);
+	}
+	if (text === null) {
 		if (explicit) throw new PiEventsError("E_CONFIG", `config file ${path} (from PI_EVENTS_CONFIG) does not exist`);
 		return { value: null };
 	}
 	let raw: unknown;
 	try {
-		raw = JSON.parse(readFileSync(path, "utf8"));
+		raw = JSON.parse(text);
 	} catch (err) {
 		throw new PiEventsError("E_CONFIG", `config file ${path} is not valid JSON: ${err instanceof Error ? err.message : err}`);
 	}
@@ -169,16 +182,51 @@ function readConfig(path: string, explicit: boolean): { value: FileConfig | null
 	return { value: parsed.output };
 }
 
+/** pi-events' config file is a few lines; pi's settings.json a few screens. */
+const CONFIG_MAX_BYTES = 256 * 1024;
+const PI_SETTINGS_MAX_BYTES = 1024 * 1024;
+
+/**
+ * A settings file's text, or null when there is none. Opened like a session file (source/read.ts):
+ * non-blocking and only if it is a regular file, so a FIFO or a device named by the environment
+ * (PI_EVENTS_CONFIG=/dev/zero, a FIFO as pi's settings.json) fails at once with EFTYPE instead of
+ * blocking the process, or the resident server and all its clients, forever; and read only up to
+ * `maxBytes` (EFBIG beyond), so no file makes it read without end.
+ */
+function readSettingsFile(path: string, maxBytes: number): string | null {
+	let fd: number;
+	try {
+		fd = openRegularFile(path);
+	} catch (err) {
+		const code = (err as NodeJS.ErrnoException).code;
+		if (code === "ENOENT" || code === "ENOTDIR") return null;
+		throw err;
+	}
+	try {
+		const size = fstatSync(fd).size;
+		if (size > maxBytes) throw Object.assign(new Error(`${path} is larger than ${maxBytes} bytes`), { code: "EFBIG" });
+		// The file may grow after the stat: one byte more than it held shows that it did.
+		const buf = Buffer.alloc(size + 1);
+		let filled = 0;
+		for (let n = 1; n > 0 && filled < buf.length; filled += n) n = readSync(fd, buf, filled, buf.length - filled, filled);
+		if (filled > size) throw Object.assign(new Error(`${path} grew while it was read`), { code: "EAGAIN" });
+		return buf.subarray(0, filled).toString("utf8");
+	} finally {
+		closeSync(fd);
+	}
+}
+
 /** `sessionDir` from pi's global settings.json; a broken settings file is pi's business, not ours. */
 function readPiSessionDir(path: string): string | null {
 	try {
-		const settings = JSON.parse(readFileSync(path, "utf8")) as unknown;
+		const text = readSettingsFile(path, PI_SETTINGS_MAX_BYTES);
+		const settings = text === null ? null : (JSON.parse(text) as unknown);
 		if (settings && typeof settings === "object" && "sessionDir" in settings) {
 			const dir = (settings as { sessionDir?: unknown }).sessionDir;
 			return typeof dir === "string" && dir ? dir : null;
 		}
 	} catch {
-		// Missing or unreadable settings: pi would fall back to its default too.
+		// Missing, unreadable or not a regular file: pi would fall back to its default too.
 	}
 	return null;
 }

@@ -17,12 +17,47 @@ export const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 /** Longest socket path the platform takes (sun_path less its final NUL: 108 on Linux, 104 on macOS). */
 const MAX_SOCKET_PATH_BYTES = process.platform === "linux" ? 107 : 103;
 
+/**
+ * The environment variables a served command reads (its settings, its caller, its output), and
+ * the only ones a request carries: the rest of a client's environment (API keys, tokens) never
+ * leaves its process. test/cli/command-server.test.ts checks that every variable src/ reads is
+ * here or read by the client alone (CLIENT_ONLY_ENV).
+ */
+export const FORWARDED_ENV: readonly string[] = [
+	"HOME",
+	"NO_COLOR",
+	"PI_CODING_AGENT_DIR",
+	"PI_CODING_AGENT_SESSION_DIR",
+	"PI_EVENTS_CONFIG",
+	"PI_EVENTS_DEBUG",
+	"PI_EVENTS_INDEX",
+	"PI_EVENTS_SCRUB_INLINE_MAX_BYTES",
+	"PI_SESSION_FILE",
+	"PI_SESSION_ID",
+	"XDG_CACHE_HOME",
+	"XDG_CONFIG_HOME",
+];
+
+/** Variables that say how the client reaches a server, or start `serve` itself: never needed by the command. */
+export const CLIENT_ONLY_ENV: readonly string[] = ["PI_EVENTS_SERVER", "PI_EVENTS_SERVER_IDLE"];
+
+/** The part of an environment a request carries: FORWARDED_ENV's variables that are set. */
+export function forwardedEnv(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+	const kept: Record<string, string> = {};
+	for (const name of FORWARDED_ENV) {
+		const value = env[name];
+		if (value !== undefined) kept[name] = value;
+	}
+	return kept;
+}
+
 export interface CommandRequest {
 	/** The client's build (version.ts VERSION_LINE): a server of another build refuses. */
 	version: string;
 	/** The command and its arguments, as typed after `pi-events`. */
 	argv: string[];
 	cwd: string;
+	/** forwardedEnv() of the client's environment; always with HOME (without, the client runs the command itself). */
 	env: Record<string, string>;
 	/** Whether the client's stdout and stderr are terminals (colours, progress). */
 	terminal: { out: boolean; err: boolean };

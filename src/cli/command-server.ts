@@ -8,13 +8,14 @@
  * made readable and writable by this account only, and a request must come from the same build.
  */
 import type { Database } from "bun:sqlite";
-import { lstatSync, statSync, unlinkSync } from "node:fs";
-import { isAbsolute } from "node:path";
+import { randomUUID } from "node:crypto";
+import { linkSync, lstatSync, statSync, unlinkSync } from "node:fs";
+import { basename, dirname, isAbsolute, join } from "node:path";
 import * as v from "valibot";
 import { PiEventsError } from "../errors.ts";
 import { openIndex } from "../store/db.ts";
 import { MergeInSlices } from "../sync/merge.ts";
-import { type CommandAnswer, MAX_MESSAGE_BYTES, SERVED_COMMANDS } from "./command-protocol.ts";
+import { type CommandAnswer, forwardedEnv, MAX_MESSAGE_BYTES, SERVED_COMMANDS } from "./command-protocol.ts";
 import { execute, loadCommand } from "./dispatch.ts";
 import { type Invocation, within } from "./invocation.ts";
 import type { OutputTarget } from "./out.ts";
@@ -69,49 +70,50 @@ export async function listenForCommands(options: CommandServerOptions): Promise<
 	// Made while only this account may use it: a socket takes its mode from the umask when bound.
 	const umask = process.umask(0o077);
 	let listener: ReturnType<typeof Bun.listen<Connection>>;
+	let bound: string;
 	try {
-		listener = Bun.listen<Connection>({
-			unix: options.socketPath,
-			socket: {
-				open(s) {
-					s.data = { chunks: [], bytes: 0, pending: null, received: false };
-					// A client that connects and never sends its request does not keep a connection.
-					s.timeout(REQUEST_TIMEOUT_SECONDS);
-				},
-				timeout(s) {
-					if (!s.data.received) s.end();
-				},
-				data(s, data) {
-					const c = s.data;
-					if (c.received) return;
-					c.chunks.push(Buffer.from(data));
-					c.bytes += data.length;
-					if (c.bytes > MAX_MESSAGE_BYTES) {
-						s.end();
-						return;
-					}
-					if (data.indexOf(10) === -1) return;
-					c.received = true;
-					s.timeout(0);
-					const all = Buffer.concat(c.chunks);
-					const line = all.subarray(0, all.indexOf(10)).toString("utf8");
-					c.chunks = [];
-					void answer(line)
-						.catch((err): CommandAnswer => {
-							options.log(`pi-events serve: a command failed: ${err instanceof Error ? err.message : String(err)}`);
-							return { refused: "the server failed to run it" };
-						})
-						.then((reply) => {
-							c.pending = Buffer.from(`${JSON.stringify(reply)}\n`, "utf8");
-							flush(s);
-						});
-				},
-				drain(s) {
-					flush(s);
-				},
-				error(_s, err) {
-					options.log(`pi-events serve: a client connection failed: ${err.message}`);
-				},
+		[listener, bound] = listenAtFreshName(options.socketPath, {
+			open(s) {
+				s.data = { chunks: [], bytes: 0, pending: null, received: false };
+				// A client that connects and never sends its request does not keep a connection.
+				s.timeout(REQUEST_TIMEOUT_SECONDS);
+			},
+			timeout(s) {
+				if (!s.data.received) s.end();
+			},
+			data(s, data) {
+				const c = s.data;
+				if (c.received) return;
+				c.chunks.push(Buffer.from(data));
+				c.bytes += data.length;
+				if (c.bytes > MAX_MESSAGE_BYTES) {
+					s.end();
+					return;
+				}
+				if (data.indexOf(10) === -1) return;
+				c.received = true;
+				s.timeout(0);
+				const all = Buffer.concat(c.chunks);
+				const line = all.subarray(0, all.indexOf(10)).toString("utf8");
+				c.chunks = [];
+				// Taken: the client now waits for the answer, however long the command runs
+				// (command-client.ts). A newline: blank before the answer's JSON line.
+				s.write("\n");
+				void answer(line)
+					.catch((err): CommandAnswer => {
+						options.log(`pi-events serve: a command failed: ${err instanceof Error ? err.message : String(err)}`);
+						return { refused: "the server failed to run it" };
+					})
+					.then((reply) => {
+						c.pending = Buffer.from(`${JSON.stringify(reply)}\n`, "utf8");
+						flush(s);
+					});
+			},
+			drain(s) {
+				flush(s);
+			},
+			error(_s, err) {
+				options.log(`pi-events serve: a client connection failed: ${err.message}`);
 			},
 		});
 	} catch (err) {
@@ -121,7 +123,19 @@ export async function listenForCommands(options: CommandServerOptions): Promise<
 	}
 	// Which socket file is this server's: a server started after this one stopped answering may have
 	// replaced it, and stopping must not remove that one.
-	const own = fileIdentity(options.socketPath, lstatSync);
+	const own = fileIdentity(bound, lstatSync);
+	// The socket takes its name by a hard link, which fails when the name exists: two servers
+	// starting at once cannot both pass clearStaleSocket and take it in turn.
+	try {
+		linkSync(bound, options.socketPath);
+	} catch (err) {
+		listener.stop(true);
+		const code = (err as NodeJS.ErrnoException).code;
+		if (code === "EEXIST") throw new PiEventsError("E_USAGE", `a pi-events server already listens at ${options.socketPath}`);
+		throw new PiEventsError("E_USAGE", `cannot listen at ${options.socketPath}: ${code ?? String(err)}`, { cause: err });
+	} finally {
+		removeSocket(bound);
+	}
 	let stopped = false;
 	// A server on its own merges the full-text index after it starts and after each command.
 	const merging = options.merge ? new MergeInSlices(() => index.get(), options.log) : null;
@@ -138,6 +152,8 @@ export async function listenForCommands(options: CommandServerOptions): Promise<
 		if (!parsed.success) return { refused: `the request is malformed: ${v.summarize(parsed.issues).replace(/\n/g, "; ")}` };
 		const request = parsed.output;
 		if (request.version !== options.version) return { refused: `this server is ${options.version}` };
+		// Its settings come from the request alone: without HOME, the command would take the server's.
+		if (!request.env.HOME) return { refused: "the request has no HOME" };
 		lastCommandAt = performance.now();
 		const [name, ...rest] = request.argv;
 		if (!SERVED_COMMANDS.has(name!)) return { refused: `this server does not run ${name}` };
@@ -145,7 +161,7 @@ export async function listenForCommands(options: CommandServerOptions): Promise<
 		const output: [1 | 2, string][] = [];
 		const client: Invocation = {
 			cwd: request.cwd,
-			env: request.env,
+			env: forwardedEnv(request.env),
 			connect: (path) => (path === options.indexPath ? index.get() : openIndex(path, { oneShot: true })),
 			release: (db) => {
 				if (!index.holds(db)) db.close();
@@ -267,6 +283,29 @@ async function clearStaleSocket(path: string): Promise<void> {
 	if (!isSocket) throw new PiEventsError("E_USAGE", `cannot listen at ${path}: it exists and is not a socket`);
 	if (await answers(path)) throw new PiEventsError("E_USAGE", `a pi-events server already listens at ${path}`);
 	removeSocket(path);
+}
+
+/**
+ * A listener bound at a fresh name beside `socketPath`, no longer than its name (a socket path has
+ * a length limit), for the caller to link into place. Never bound at `socketPath` itself: Bun's
+ * `stop` removes the path it bound, and by then it may name the socket of a server that replaced
+ * this one (one started after this one stopped answering, its socket removed by hand); only the
+ * fresh name, long gone, is removed that way.
+ */
+function listenAtFreshName(
+	socketPath: string,
+	handlers: Parameters<typeof Bun.listen<Connection>>[0]["socket"],
+): [ReturnType<typeof Bun.listen<Connection>>, string] {
+	const length = Math.min(basename(socketPath).length - 1, 24);
+	for (let attempt = 1; ; attempt++) {
+		const path = join(dirname(socketPath), `.${randomUUID().replace(/-/g, "").slice(0, length)}`);
+		try {
+			return [Bun.listen<Connection>({ unix: path, socket: handlers }), path];
+		} catch (err) {
+			// A name that happens to be taken: another.
+			if ((err as NodeJS.ErrnoException).code !== "EADDRINUSE" || attempt >= 5) throw err;
+		}
+	}
 }
 
 /** Whether a server accepts connections at `path`. */

@@ -5,7 +5,7 @@ import { openIndex } from "../store/db.ts";
 import { mergeAll, scrubInSlices } from "../sync/merge.ts";
 import { PiEventsError } from "../errors.ts";
 import { releaseScrubMarker } from "./background-scrub.ts";
-import { checkFlags, commonArgs, debug, formatMs, plural, progressReporter, settingsFrom } from "./shared.ts";
+import { checkFlags, commonArgs, debugLog, formatMs, plural, progressReporter, settingsFrom } from "./shared.ts";
 import { toJson } from "../present/json.ts";
 import { terminalSafe } from "../present/terminal.ts";
 import { writeErr, writeOut } from "./out.ts";
@@ -41,7 +41,12 @@ export const indexCommand = defineCommand({
 		const db = openIndex(settings.indexPath, { oneShot: true });
 		try {
 			const progress = progressReporter("indexing");
-			const report = syncIndex(db, { sourceDirs: settings.sourceDirs, onProgress: progress.update, debug, check: { mode: a.full ? "full" : "auto" } });
+			const report = syncIndex(db, {
+				sourceDirs: settings.sourceDirs,
+				onProgress: progress.update,
+				debug: debugLog(),
+				check: { mode: a.full ? "full" : "auto" },
+			});
 			progress.finish();
 			const merge = a.merge ? mergeAll(db) : null;
 			if (merge?.outcome === "busy")

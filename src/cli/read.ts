@@ -8,7 +8,7 @@ import { MAX_NEIGHBOURS, readEvent } from "../query/read.ts";
 import { DEFAULT_TURN_BYTES, MAX_NEXT_TURNS, MAX_TURN_BYTES, MIN_TURN_BYTES, readTurn } from "../query/turn-read.ts";
 import { renderTurn, type TurnHow } from "../present/render-turn.ts";
 import { callerArgs, scopeFrom } from "./caller.ts";
-import { checkFlags, commonArgs, debug, settingsFrom } from "./shared.ts";
+import { checkFlags, commonArgs, debugLog, settingsFrom } from "./shared.ts";
 import { invocation } from "./invocation.ts";
 import { toJson } from "../present/json.ts";
 import { writeOut } from "./out.ts";
@@ -81,7 +81,7 @@ export const readCommand = defineCommand({
 		checkTurnFlags(a);
 		const db = invocation().connect(settings.indexPath);
 		try {
-			if (a.sync !== false) refresh(db, settings, { sync: true, scope, debug });
+			if (a.sync !== false) refresh(db, settings, { sync: true, scope, debug: debugLog() });
 			if (a.turn === true) {
 				const gate = new Gate(db, scope);
 				const turn = readTurn(gate, {

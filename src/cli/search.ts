@@ -8,7 +8,7 @@ import { resolveRoot } from "../config.ts";
 import { callerArgs, scopeFrom } from "./caller.ts";
 import { toSearchFilters } from "../query/filters.ts";
 import { filterArgs, list } from "./filters.ts";
-import { checkFlags, collectRepeated, commonArgs, debug, settingsFrom } from "./shared.ts";
+import { checkFlags, collectRepeated, commonArgs, debugLog, settingsFrom } from "./shared.ts";
 import { invocation } from "./invocation.ts";
 import { toJson } from "../present/json.ts";
 import { terminalSafe } from "../present/terminal.ts";
@@ -69,7 +69,7 @@ export const searchCommand = defineCommand({
 		);
 		const db = invocation().connect(settings.indexPath);
 		try {
-			const freshness = refresh(db, settings, { sync: a.sync !== false, scope, debug });
+			const freshness = refresh(db, settings, { sync: a.sync !== false, scope, debug: debugLog() });
 			const result = search(db, {
 				query,
 				filters,

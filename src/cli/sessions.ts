@@ -8,7 +8,7 @@ import { Gate } from "../gate/gate.ts";
 import { DEFAULT_SESSIONS, listSessions, MAX_SESSIONS } from "../query/sessions.ts";
 import { refresh } from "../sync/freshness.ts";
 import { callerArgs, scopeFrom } from "./caller.ts";
-import { checkFlags, commonArgs, debug, settingsFrom } from "./shared.ts";
+import { checkFlags, commonArgs, debugLog, settingsFrom } from "./shared.ts";
 import { invocation } from "./invocation.ts";
 import { isTerminal, writeErr, writeOut } from "./out.ts";
 import { terminalSafe } from "../present/terminal.ts";
@@ -39,7 +39,7 @@ export const sessionsCommand = defineCommand({
 		const untilMs = a.until === undefined ? undefined : parseTimeArg("until", a.until, now);
 		const db = invocation().connect(settings.indexPath);
 		try {
-			const freshness = refresh(db, settings, { sync: a.sync !== false, scope, debug });
+			const freshness = refresh(db, settings, { sync: a.sync !== false, scope, debug: debugLog() });
 			const result = listSessions(new Gate(db, scope), { sinceMs, untilMs, limit });
 			if (a.json) {
 				writeOut(`${toJson({ ...result, freshness }, 2)}\n`);

@@ -108,5 +108,11 @@ export function plural(n: number, word: string): string {
 	return `${groupThousands(n)} ${word}${n === 1 ? "" : "s"}`;
 }
 
-/** Full descriptions of unexpected errors, only when PI_EVENTS_DEBUG is set. */
-export const debug = process.env.PI_EVENTS_DEBUG ? (line: string) => writeErr(`pi-events debug: ${line}\n`) : undefined;
+/**
+ * Full descriptions of unexpected errors, only when the command's environment sets
+ * PI_EVENTS_DEBUG: inside the resident server, the client's, never the server's own (its lines
+ * would reach every client's stderr).
+ */
+export function debugLog(): ((line: string) => void) | undefined {
+	return invocation().env.PI_EVENTS_DEBUG ? (line: string) => writeErr(`pi-events debug: ${line}\n`) : undefined;
+}

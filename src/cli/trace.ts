@@ -5,7 +5,7 @@ import { renderTrace } from "../present/render-trace.ts";
 import { Gate } from "../gate/gate.ts";
 import { traceEvent } from "../query/trace.ts";
 import { callerArgs, scopeFrom } from "./caller.ts";
-import { checkFlags, commonArgs, debug, settingsFrom } from "./shared.ts";
+import { checkFlags, commonArgs, debugLog, settingsFrom } from "./shared.ts";
 import { invocation } from "./invocation.ts";
 import { toJson } from "../present/json.ts";
 import { isTerminal, writeOut } from "./out.ts";
@@ -27,7 +27,7 @@ export const traceCommand = defineCommand({
 		const scope = scopeFrom(a, settings, invocation().env, invocation().cwd);
 		const db = invocation().connect(settings.indexPath);
 		try {
-			if (a.sync !== false) refresh(db, settings, { sync: true, scope, debug });
+			if (a.sync !== false) refresh(db, settings, { sync: true, scope, debug: debugLog() });
 			const result = traceEvent(new Gate(db, scope), a.session, a.entry);
 			const color = isTerminal(1) && !invocation().env.NO_COLOR;
 			writeOut(a.json ? `${toJson(result, 2)}\n` : renderTrace(result, { color }));

@@ -3,7 +3,7 @@
  * caller's authorization root. The only module that reads HOME, the environment and pi's
  * settings.json. Everything downstream receives a frozen Settings value.
  */
-import { closeSync, fstatSync, lstatSync, readFileSync, readlinkSync, readSync, realpathSync, statSync } from "node:fs";
+import { closeSync, fstatSync, lstatSync, readlinkSync, readSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import * as v from "valibot";
 import { isWithin } from "./auth/scope.ts";
@@ -235,7 +235,9 @@ export { canonicalPath };
 
 /**
  * The caller's authorization root: an explicit root, else the Git worktree root containing the
- * cwd (the nearest ancestor with a real `.git` entry: see isGitEntry), else the cwd itself.
+ * cwd (the nearest ancestor with a `.git` entry Git itself would accept: see gitEntryKind), else
+ * the cwd itself. As Git does, a repository owned by another account stops the walk: Git refuses
+ * to work there ("dubious ownership"), so the cwd alone is the root.
  */
 export function resolveRoot(cwd: string, explicit: string | null): string {
 	return resolveRootSource(cwd, explicit).root;
@@ -250,7 +252,9 @@ export function resolveRootSource(cwd: string, explicit: string | null): { root:
 	const start = canonicalPath(cwd);
 	let dir = start;
 	for (;;) {
-		if (isGitEntry(join(dir, ".git"))) return { root: dir, source: "git" };
+		const kind = gitEntryKind(dir);
+		if (kind === "repository") return { root: dir, source: "git" };
+		if (kind === "not-owned") return { root: start, source: "cwd" };
 		const parent = dirname(dir);
 		if (parent === dir) return { root: start, source: "cwd" };
 		dir = parent;
@@ -258,38 +262,69 @@ export function resolveRootSource(cwd: string, explicit: string | null): { root:
 }
 
 /**
- * Whether a `.git` entry makes its directory a worktree root: a `.git` directory, or a `.git`
- * file whose `gitdir:` line names an existing Git directory (one holding HEAD; a relative path is
- * taken from the file's directory, as Git does). Anything else (a planted `.git` file pointing
- * nowhere, a FIFO, a dangling link) would let whoever can write a parent directory widen the
- * scope of every caller below it, so it does not count.
+ * What the `.git` entry of `worktree` makes of it, following Git (setup.c): a worktree root when
+ * the entry is a Git directory, or a `.git` file whose `gitdir:` line names one (a relative path
+ * is taken from the file's directory). Anything else (an empty `.git` directory, a planted `.git`
+ * file pointing nowhere, a FIFO, a dangling link) would let whoever can write a parent directory
+ * widen the scope of every caller below it, so it does not count. "not-owned": a repository whose
+ * worktree, `.git` entry or Git directory belongs to another account (Git's "dubious ownership";
+ * Git's `safe.directory` exceptions are not read: refusing only narrows the scope).
  */
-function isGitEntry(path: string): boolean {
+function gitEntryKind(worktree: string): "repository" | "none" | "not-owned" {
+	const entry = join(worktree, ".git");
 	let st: ReturnType<typeof statSync>;
 	try {
-		st = statSync(path);
+		st = statSync(entry);
+	} catch {
+		return "none";
+	}
+	let gitDir: string;
+	if (st.isDirectory()) gitDir = entry;
+	else if (st.isFile() && st.size <= 4096) {
+		const match = /^gitdir: *(.+?)\s*$/m.exec(readSmallRegularFile(entry) ?? "");
+		if (!match) return "none";
+		gitDir = resolve(worktree, match[1]!);
+	} else return "none";
+	if (!isGitDirectory(gitDir)) return "none";
+	return [worktree, entry, gitDir].every(ownedByMe) ? "repository" : "not-owned";
+}
+
+/**
+ * Git's own test of a Git directory (setup.c is_git_directory): a HEAD that names a ref or an
+ * object, and `objects/` and `refs/` directories in its common directory (a linked worktree's
+ * Git directory names that in its `commondir` file).
+ */
+function isGitDirectory(gitDir: string): boolean {
+	const head = readSmallRegularFile(join(gitDir, "HEAD"));
+	if (head === null || !/^(?:ref: *refs\/|[0-9a-f]{40}(?:[0-9a-f]{24})?\s*$)/.test(head)) return false;
+	const commonDir = readSmallRegularFile(join(gitDir, "commondir"))?.trim();
+	const common = commonDir ? resolve(gitDir, commonDir) : gitDir;
+	return isDirectory(join(common, "objects")) && isDirectory(join(common, "refs"));
+}
+
+function isDirectory(path: string): boolean {
+	try {
+		return statSync(path).isDirectory();
 	} catch {
 		return false;
 	}
-	if (st.isDirectory()) return true;
-	if (!st.isFile() || st.size > 4096) return false;
-	let text: string;
+}
+
+/** A regular file's text up to 4 KiB, or null (missing, not regular, bigger). Never blocks on a FIFO. */
+function readSmallRegularFile(path: string): string | null {
 	try {
-		// Checked after opening too: the entry may have been swapped for a FIFO since the stat.
-		const fd = openRegularFile(path);
-		try {
-			text = readFileSync(fd, "utf8");
-		} finally {
-			closeSync(fd);
-		}
+		return readSettingsFile(path, 4096);
 	} catch {
-		return false;
+		return null;
 	}
-	const match = /^gitdir: *(.+?)\s*$/m.exec(text);
-	if (!match) return false;
-	const gitDir = resolve(dirname(path), match[1]!);
+}
+
+/** Whether this process's account owns `path` itself (not a symlink's target), as Git checks it. */
+function ownedByMe(path: string): boolean {
+	const uid = process.geteuid?.();
+	if (uid === undefined) return true; // no uids on this platform
 	try {
-		return statSync(gitDir).isDirectory() && statSync(join(gitDir, "HEAD")).isFile();
+		return lstatSync(path).uid === uid;
 	} catch {
 		return false;
 	}

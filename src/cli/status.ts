@@ -1,8 +1,10 @@
 /** `pi-events status`: where the index is, what it holds, and how fresh each source is. */
 import { existsSync, statSync } from "node:fs";
+import { dirname } from "node:path";
 import { defineCommand } from "./argv.ts";
 import { checkFreshness } from "../sync/compare.ts";
 import { openIndex } from "../store/db.ts";
+import { type IndexAccess, indexAccess } from "../store/access.ts";
 import { indexCounts } from "../store/status.ts";
 import { checkFlags, commonArgs, formatMs, settingsFrom } from "./shared.ts";
 import { groupThousands } from "../project/text.ts";
@@ -24,7 +26,8 @@ export const statusCommand = defineCommand({
 			const counts = indexCounts(db);
 			const sources = checkFreshness(db, settings.sourceDirs);
 			const sizeBytes = fileSize(settings.indexPath) + fileSize(`${settings.indexPath}-wal`);
-			const status = { index: settings.indexPath, existed: exists, sizeBytes, configFile: settings.configFile, ...counts, sources };
+			const access = indexAccess(settings.indexPath);
+			const status = { index: settings.indexPath, existed: exists, sizeBytes, access, configFile: settings.configFile, ...counts, sources };
 			if (a.json) {
 				writeOut(`${toJson(status, 2)}\n`);
 				return 0;
@@ -34,6 +37,7 @@ export const statusCommand = defineCommand({
 				: "never";
 			const lines = [
 				`index:       ${settings.indexPath} (${(sizeBytes / 1e6).toFixed(1)} MB, schema ${counts.schema})`,
+				...(access?.openToOthers ? [`access:      ${openAccessLine(settings.indexPath, access)}`] : []),
 				`config:      ${settings.configFile ?? "none"}`,
 				`sessions:    ${groupThousands(counts.sessions)} (${counts.files} files; ${counts.rejectedFiles} not sessions, ${counts.failedFiles} kept last-good)`,
 				`events:      ${groupThousands(counts.events)} (${groupThousands(counts.fragments)} searchable fragments)`,
@@ -67,6 +71,19 @@ export const statusCommand = defineCommand({
 		}
 	},
 });
+
+/**
+ * What other accounts may do with the index, and why pi-events left it so: it makes the directory
+ * 0700 and the files 0600, but leaves a directory that already existed as it is.
+ */
+function openAccessLine(indexPath: string, access: IndexAccess): string {
+	const dir = dirname(indexPath);
+	const fileOpen = access.fileMode !== null && (Number.parseInt(access.fileMode, 8) & 0o077) !== 0;
+	const what = fileOpen
+		? `other accounts may read the index (file ${access.fileMode}, directory ${access.directoryMode})`
+		: `the index directory is open to other accounts (${access.directoryMode}: they see its file names and sizes, not their contents)`;
+	return `${what}; pi-events leaves a directory it did not make as it is: \`chmod 700 ${dir}\` closes it`;
+}
 
 function fileSize(path: string): number {
 	try {

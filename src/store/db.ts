@@ -3,11 +3,11 @@
  * schema-version mismatch as "rebuild": the index is disposable, pi's session files are the truth.
  */
 import { constants, Database, type Statement } from "bun:sqlite";
-import { existsSync, mkdirSync, statSync } from "node:fs";
-import { dirname } from "node:path";
+import { existsSync, statSync } from "node:fs";
 import { PiEventsError } from "../errors.ts";
 import { GAP_TOKEN } from "../project/text.ts";
 import { ddlFor, type FullTextVariant, fullTextVariantFor } from "./sqlite-compat.ts";
+import { prepareIndexFiles } from "./access.ts";
 import { markUnsynced, removeStaleMarkers, settleLeftMarkers, settleUnsynced } from "./unsynced.ts";
 
 /**
@@ -414,7 +414,8 @@ export function isReadOnly(db: Database): boolean {
 function openWith(path: string, options: OpenOptions & { uri?: boolean }, shownPath = path): Database {
 	let db: Database;
 	try {
-		if (path !== ":memory:" && !options.readonly) mkdirSync(dirname(path), { recursive: true });
+		// Private: the index holds every word of the history (access.ts).
+		if (path !== ":memory:" && !options.readonly) prepareIndexFiles(path);
 		db = options.uri
 			? new Database(path, constants.SQLITE_OPEN_READONLY | constants.SQLITE_OPEN_URI)
 			: options.readonly

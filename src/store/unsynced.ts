@@ -13,7 +13,8 @@
  *   - one of a live process: it is still writing.
  * Only on Linux, whose boot id tells one boot from another; elsewhere writes keep their fsyncs.
  */
-import { closeSync, existsSync, fsyncSync, openSync, readdirSync, readFileSync, rmdirSync, unlinkSync, writeSync, mkdirSync, constants } from "node:fs";
+import { closeSync, existsSync, fsyncSync, openSync, readdirSync, readFileSync, rmdirSync, unlinkSync, writeSync, constants } from "node:fs";
+import { makePrivateDir } from "./access.ts";
 import { dirname } from "node:path";
 
 const BOOT_ID_PATH = "/proc/sys/kernel/random/boot_id";
@@ -69,7 +70,7 @@ export function markUnsynced(indexPath: string): boolean {
 	if (boot === null) return false;
 	const dir = markerDir(indexPath);
 	try {
-		mkdirSync(dir, { recursive: true });
+		makePrivateDir(dir);
 		const fd = openSync(`${dir}/${process.pid}`, "w", 0o600);
 		try {
 			writeSync(fd, boot);

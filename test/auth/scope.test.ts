@@ -6,11 +6,12 @@
  * LIKE wildcards in the root), and current-session exclusion with its invocation cutoff.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { chownSync, mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, posix } from "node:path";
 import { isWithin, normalizeAbsolute, type Scope, sessionInScope } from "../../src/auth/scope.ts";
 import { resolveRoot } from "../../src/config.ts";
 import { PiEventsError } from "../../src/errors.ts";
+import { makeGitDir, makeLinkedGitDir, makeRepo } from "../helpers/git.ts";
 import { cleanupTempDirs, makeTempDir } from "../helpers/temp.ts";
 import { assistantEntry, buildIndex, ids, oneMessageSession, run, type TestIndex, toolResultEntry, userEntry, writeSession } from "../query/helpers.ts";
 
@@ -118,12 +119,9 @@ describe("resolveRoot", () => {
 	const worktree = join(base, "worktree");
 	const nestedWt = join(repo, "sub", "wt");
 	const plain = join(base, "plain", "deep");
-	mkdirSync(join(repo, ".git"), { recursive: true });
-	// The Git directories the linked worktrees' .git files name (a gitdir must exist and hold HEAD).
-	for (const wt of ["wt", "wt2"]) {
-		mkdirSync(join(repo, ".git", "worktrees", wt), { recursive: true });
-		writeFileSync(join(repo, ".git", "worktrees", wt, "HEAD"), "ref: refs/heads/main\n");
-	}
+	makeRepo(repo);
+	// The Git directories the linked worktrees' .git files name (a gitdir must be one Git accepts).
+	for (const wt of ["wt", "wt2"]) makeLinkedGitDir(join(repo, ".git"), wt);
 	mkdirSync(join(repo, "a", "b"), { recursive: true });
 	mkdirSync(join(worktree, "src", "lib"), { recursive: true });
 	writeFileSync(join(worktree, ".git"), `gitdir: ${join(repo, ".git", "worktrees", "wt")}\n`);
@@ -145,6 +143,61 @@ describe("resolveRoot", () => {
 			writeFileSync(join(planted, ".git"), content);
 			expect(resolveRoot(join(planted, "inner"), null)).toBe(join(planted, "inner"));
 		}
+	});
+
+	test("a .git directory Git would not accept does not count (empty; HEAD alone; no objects or refs)", () => {
+		const outer = makeRepo(join(base, "outer-repo"));
+		const inner = join(outer, "planted", "inner");
+		mkdirSync(inner, { recursive: true });
+		const dotGit = join(outer, "planted", ".git");
+		mkdirSync(dotGit, { recursive: true });
+		// The walk goes on past it, as Git's does: the enclosing real repository is the root.
+		expect(resolveRoot(inner, null)).toBe(outer);
+		writeFileSync(join(dotGit, "HEAD"), "ref: refs/heads/main\n");
+		expect(resolveRoot(inner, null)).toBe(outer);
+		mkdirSync(join(dotGit, "objects"));
+		expect(resolveRoot(inner, null)).toBe(outer);
+		mkdirSync(join(dotGit, "refs"));
+		expect(resolveRoot(inner, null)).toBe(join(outer, "planted"));
+		writeFileSync(join(dotGit, "HEAD"), "junk\n");
+		expect(resolveRoot(inner, null)).toBe(outer);
+	});
+
+	// Ownership can only be given away by root (chown); as another account the case cannot be made.
+	const asRoot = process.geteuid?.() === 0;
+	const NOBODY = 65534;
+
+	test.skipIf(!asRoot)("a repository owned by another account does not count, and stops the walk (Git: dubious ownership)", () => {
+		const outer = makeRepo(join(base, "owned-outer"));
+		const theirs = join(outer, "theirs");
+		const inner = join(theirs, "inner");
+		mkdirSync(inner, { recursive: true });
+		makeRepo(theirs);
+		expect(resolveRoot(inner, null)).toBe(theirs);
+		// Their .git directory: not a root, and the walk stops (Git refuses to go on, so the cwd is the root).
+		chownSync(join(theirs, ".git"), NOBODY, NOBODY);
+		expect(resolveRoot(inner, null)).toBe(inner);
+		chownSync(join(theirs, ".git"), 0, 0);
+		// Their worktree directory holding my .git: the same.
+		chownSync(theirs, NOBODY, NOBODY);
+		expect(resolveRoot(inner, null)).toBe(inner);
+		chownSync(theirs, 0, 0);
+		expect(resolveRoot(inner, null)).toBe(theirs);
+	});
+
+	test.skipIf(!asRoot)("a .git file naming a Git directory owned by another account does not count", () => {
+		const dir = join(base, "points-at-theirs");
+		const inner = join(dir, "inner");
+		mkdirSync(inner, { recursive: true });
+		const gitDir = makeGitDir(join(base, "their-git-dir"));
+		writeFileSync(join(dir, ".git"), `gitdir: ${gitDir}\n`);
+		expect(resolveRoot(inner, null)).toBe(dir);
+		chownSync(gitDir, NOBODY, NOBODY);
+		expect(resolveRoot(inner, null)).toBe(inner);
+		chownSync(gitDir, 0, 0);
+		// The .git file itself planted by another account.
+		chownSync(join(dir, ".git"), NOBODY, NOBODY);
+		expect(resolveRoot(inner, null)).toBe(inner);
 	});
 
 	test("a .git FILE (linked worktree) counts", () => {

@@ -5,8 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Database } from "bun:sqlite";
-import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { makeGitDir, makeLinkedGitDir, makeRepo } from "../helpers/git.ts";
 import { type AgentLayout, cleanupTempDirs, encodeCwd, isolatedEnv, makeAgentLayout } from "../helpers/temp.ts";
 import { Gate } from "../../src/gate/gate.ts";
 import { openIndex } from "../../src/store/db.ts";
@@ -63,8 +64,7 @@ describe("cutoff bypass: a second file with the caller's session id", () => {
 		const base = realpathSync(layout.root);
 		W = join(base, "work", "app");
 		OUT = join(base, "work", "other");
-		mkdirSync(join(W, ".git"), { recursive: true });
-		writeFileSync(join(W, ".git", "HEAD"), "ref: refs/heads/main\n");
+		makeRepo(W);
 		mkdirSync(OUT, { recursive: true });
 		// The caller's own file: u1, then the invoking bash call a1, then what came after it.
 		own = sessionFile(layout, W, SID, [
@@ -149,10 +149,40 @@ describe("a planted .git entry does not widen the scope", () => {
 		expect(await sessionsSeenFrom(C)).toEqual(["child-1"]);
 	}, 60_000);
 
+	test("an empty .git directory, or one with HEAD but no objects or refs: ignored (Git: not a git repository)", async () => {
+		const dotGit = join(P, ".git");
+		rmSync(dotGit, { recursive: true, force: true });
+		mkdirSync(dotGit);
+		expect(await sessionsSeenFrom(C)).toEqual(["child-1"]);
+		writeFileSync(join(dotGit, "HEAD"), "ref: refs/heads/main\n");
+		expect(await sessionsSeenFrom(C)).toEqual(["child-1"]);
+		rmSync(dotGit, { recursive: true, force: true });
+	}, 60_000);
+
+	// Only root can give a file away (chown): as another account this case cannot be set up.
+	test.skipIf(process.geteuid?.() !== 0)(
+		"a Git directory owned by another account, or a .git file naming one: ignored (Git: dubious ownership)",
+		async () => {
+			const NOBODY = 65534;
+			const dotGit = join(P, ".git");
+			rmSync(dotGit, { recursive: true, force: true });
+			makeRepo(P);
+			expect(await sessionsSeenFrom(C)).toEqual(["child-1", "parent-1"]);
+			chownSync(dotGit, NOBODY, NOBODY);
+			expect(await sessionsSeenFrom(C)).toEqual(["child-1"]);
+			rmSync(dotGit, { recursive: true, force: true });
+			const theirs = makeGitDir(join(layout.root, "their.git"));
+			writeFileSync(dotGit, `gitdir: ${theirs}\n`);
+			expect(await sessionsSeenFrom(C)).toEqual(["child-1", "parent-1"]);
+			chownSync(theirs, NOBODY, NOBODY);
+			expect(await sessionsSeenFrom(C)).toEqual(["child-1"]);
+			rmSync(dotGit, { force: true });
+		},
+		60_000,
+	);
+
 	test("a linked worktree's .git file naming a real Git directory still counts", async () => {
-		const gitDir = join(layout.root, "repo.git", "worktrees", "shared");
-		mkdirSync(gitDir, { recursive: true });
-		writeFileSync(join(gitDir, "HEAD"), "ref: refs/heads/main\n");
+		const gitDir = makeLinkedGitDir(join(layout.root, "repo.git"), "shared");
 		writeFileSync(join(P, ".git"), `gitdir: ${gitDir}\n`);
 		expect(await sessionsSeenFrom(C)).toEqual(["child-1", "parent-1"]);
 	}, 30_000);

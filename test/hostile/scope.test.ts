@@ -11,6 +11,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
+import { makeRepo } from "../helpers/git.ts";
 import { type AgentLayout, cleanupTempDirs, encodeCwd, isolatedEnv, makeAgentLayout } from "../helpers/temp.ts";
 import { compiledBinary, type Frame, modernMeta, RawServer } from "../server/harness.ts";
 import { header, jsonl, runChild } from "./helpers.ts";
@@ -72,7 +73,6 @@ beforeAll(async () => {
 	CAFE_NFD = join(BASE, "work", "cafe\u0301");
 	for (const d of [
 		W,
-		join(W, ".git"),
 		join(W, "packages", "api"),
 		OUT,
 		join(BASE, "work", "app-extra"),
@@ -85,6 +85,7 @@ beforeAll(async () => {
 	]) {
 		mkdirSync(d, { recursive: true });
 	}
+	makeRepo(W);
 	symlinkSync(W, join(BASE, "links", "into-app")); // outside → in
 	symlinkSync(OUT, join(W, "link-to-other")); // inside → out
 

@@ -13,6 +13,7 @@ import { resolveCaller } from "../../src/gate/caller.ts";
 import { PICK_ROOT, renderSessions, sessionsHead } from "../../src/present/render.ts";
 import { listSessions } from "../../src/query/sessions.ts";
 import { type Setup, setupFixtures } from "../read-trace/setup.ts";
+import { makeRepo } from "../helpers/git.ts";
 import { type AgentLayout, cleanupTempDirs, makeAgentLayout, makeTempDir, runCli } from "../helpers/temp.ts";
 
 afterAll(cleanupTempDirs);
@@ -84,7 +85,7 @@ describe("the root's source", () => {
 	test("--root, the config file, the Git worktree root, the cwd", () => {
 		const dir = makeTempDir("pi-events-root-source-");
 		const repo = join(dir, "repo");
-		mkdirSync(join(repo, ".git"), { recursive: true });
+		makeRepo(repo);
 		mkdirSync(join(repo, "sub"), { recursive: true });
 		const plain = join(dir, "plain");
 		mkdirSync(plain);

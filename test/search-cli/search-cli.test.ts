@@ -19,6 +19,7 @@ import {
 	runCli,
 	makeAgentLayout,
 } from "../helpers/temp.ts";
+import { makeRepo } from "../helpers/git.ts";
 import { assistantEntry, oneMessageSession, toolResultEntry, userEntry, writeSession } from "../query/helpers.ts";
 
 afterAll(cleanupTempDirs);
@@ -245,7 +246,7 @@ describe("scoping", () => {
 
 	test("the default root is the Git worktree root containing the cwd", () => {
 		const repo = join(layout.root, "repo");
-		mkdirSync(join(repo, ".git"), { recursive: true });
+		makeRepo(repo);
 		mkdirSync(join(repo, "pkg", "deep"), { recursive: true });
 		mkdirSync(join(layout.root, "not-a-repo"), { recursive: true });
 		const dir = join(layout.root, "repo-sessions");

@@ -7,6 +7,7 @@
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { makeRepo } from "../helpers/git.ts";
 import { type AgentLayout, isolatedEnv, makeAgentLayout } from "../helpers/temp.ts";
 import { assistantEntry, type Entry, toolResultEntry, userEntry, writeSession } from "../query/helpers.ts";
 import { compiledBinary, modernMeta, RawServer } from "../server/harness.ts";
@@ -57,7 +58,8 @@ export function makeWorld(): World {
 	const project = join(layout.root, "proj");
 	const callerCwd = join(project, "pkg");
 	const other = join(layout.root, "other");
-	for (const d of [join(project, ".git"), callerCwd, other]) mkdirSync(d, { recursive: true });
+	for (const d of [callerCwd, other]) mkdirSync(d, { recursive: true });
+	makeRepo(project);
 	const sessions = join(layout.root, "sessions");
 
 	// Four failing runs of one flaky test in one session, one in another: grouping and time order.

@@ -8,7 +8,7 @@
 import { VERSION_LINE } from "./version.ts";
 import { terminalSafe } from "./present/terminal.ts";
 import { writeErr, writeOut } from "./cli/out.ts";
-import { SERVED_COMMANDS } from "./cli/command-protocol.ts";
+import { SERVED_COMMANDS } from "./server/command-protocol.ts";
 
 async function run(argv: string[]): Promise<number> {
 	if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {

@@ -146,6 +146,30 @@ test("the folders form no import cycle", () => {
 	expect(cycles).toEqual([]);
 });
 
+test("the files form no import cycle either (a dynamic import counts): each module can be read before the ones that use it", () => {
+	const edges = new Map(files.map((f) => [rel(f), new Set(dependencies(f))]));
+	const cycles: string[] = [];
+	const visit = (node: string, path: string[]) => {
+		for (const next of edges.get(node) ?? []) {
+			if (next === path[0]) cycles.push([...path, next].join(" → "));
+			else if (!path.includes(next) && next > path[0]!) visit(next, [...path, next]);
+		}
+	};
+	for (const start of edges.keys()) visit(start, [start]);
+	expect(cycles).toEqual([]);
+});
+
+test("the resident server's socket side (server/) knows no command: it imports nothing from cli/, which gives it its runner", () => {
+	const violations = files
+		.filter((f) => rel(f).startsWith("server/"))
+		.flatMap((f) =>
+			dependencies(f)
+				.filter((d) => d.startsWith("cli/") || d === "main.ts")
+				.map((d) => `${rel(f)} → ${d}`),
+		);
+	expect(violations).toEqual([]);
+});
+
 test("the dependency scanner sees every import form", () => {
 	const probe = join(SRC, "query", "probe.ts");
 	const text = [

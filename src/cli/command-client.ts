@@ -10,7 +10,15 @@ import { lstatSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { indexPathOf } from "../config.ts";
 import { VERSION_LINE } from "../version.ts";
-import { type CommandAnswer, type CommandRequest, forwardedEnv, MAX_MESSAGE_BYTES, parseAnswer, SERVED_COMMANDS, socketPathFor } from "./command-protocol.ts";
+import {
+	type CommandAnswer,
+	type CommandRequest,
+	forwardedEnv,
+	MAX_MESSAGE_BYTES,
+	parseAnswer,
+	SERVED_COMMANDS,
+	socketPathFor,
+} from "../server/command-protocol.ts";
 import { isTerminal, writeErr, writeOut } from "./out.ts";
 import { spawnDetached } from "./self.ts";
 

@@ -1,7 +1,7 @@
 /**
  * Whom a command runs for. Usually this process: its cwd, its environment, its stdout and stderr,
  * an index connection opened for the command and closed after it. Inside the resident server
- * (`serve --socket`, cli/command-server.ts) a command runs for a client process instead: with the
+ * (`serve --socket`, server/command-server.ts with cli/served.ts) a command runs for a client process instead: with the
  * client's cwd and environment (so its scope and settings are the client's own, exactly as if it
  * ran there), its output collected for the client, and the server's warm connection to the index.
  *

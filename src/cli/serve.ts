@@ -4,8 +4,9 @@ import { canonicalPath } from "../config.ts";
 import { PiEventsError } from "../errors.ts";
 import { compileForLongWork } from "../jit.ts";
 import { VERSION, VERSION_LINE } from "../version.ts";
-import { type CommandServer, listenForCommands } from "./command-server.ts";
-import { socketPathFor } from "./command-protocol.ts";
+import { type CommandServer, listenForCommands } from "../server/command-server.ts";
+import { socketPathFor } from "../server/command-protocol.ts";
+import { runServedCommand } from "./served.ts";
 import { serveStream, StdioServer } from "../server/stdio.ts";
 import { toolNamesInProse } from "../server/tools.ts";
 import { openIndex } from "../store/db.ts";
@@ -103,7 +104,7 @@ async function listenAtIndex(indexPath: string, log: (line: string) => void, mer
 	process.once("SIGTERM", stop);
 	process.once("SIGHUP", stop);
 	try {
-		server = await listenForCommands({ socketPath, indexPath, version: VERSION_LINE, log, merge });
+		server = await listenForCommands({ socketPath, indexPath, version: VERSION_LINE, log, merge, run: runServedCommand });
 	} catch (err) {
 		// Not listening (the socket is another server's, say): a --stdio server goes on without them.
 		for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.off(signal, stop);

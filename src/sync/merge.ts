@@ -7,7 +7,7 @@
  * takes about 22 s at 5 GB, too long for the cold index itself (docs/performance.md). So a sync
  * that loaded new sessions through the prepare worker only marks the index (`merge_pending`), and
  * a resident server merges a slice after each turn or command and then while it idles
- * (server/stdio.ts; cli/command-server.ts when it serves the command line alone): FTS5
+ * (server/stdio.ts; server/command-server.ts when it serves the command line alone): FTS5
  * 'merge' steps of MERGE_STEP_PAGES pages until the slice's time is up or FTS5 finds nothing left,
  * which clears the mark. A full scrub ('optimize', scrub.ts) clears it too. A query's sync that
  * removed a session from a large index leaves its scrub to these slices too: the merge drops the
@@ -115,7 +115,7 @@ function mergeUntilDone(db: Database, sliceMs: number, pauseMs: number): { outco
 }
 
 /**
- * A resident server's merging (server/stdio.ts, cli/command-server.ts): `plan()` after a request
+ * A resident server's merging (server/stdio.ts, server/command-server.ts): `plan()` after a request
  * sets a timer for the next slice when the index is marked, and each slice that leaves work plans
  * the next, MERGE_PAUSE_MS apart. Never run inside a request, never what keeps the process alive
  * (nor, with `--idle-exit`, a command).

@@ -9,7 +9,9 @@
  */
 
 /** The commands a server runs for a client: those that read the index (and sync it first). */
-export const SERVED_COMMANDS: ReadonlySet<string> = new Set(["search", "read", "trace", "sessions"]);
+export const SERVED_COMMAND_NAMES = ["search", "read", "trace", "sessions"] as const;
+export type ServedCommandName = (typeof SERVED_COMMAND_NAMES)[number];
+export const SERVED_COMMANDS: ReadonlySet<string> = new Set(SERVED_COMMAND_NAMES);
 
 /** A request or answer longer than this is refused (an answer holds at most 100 hits' snippets). */
 export const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;

@@ -4,6 +4,10 @@
  * through the server's own connection to the index, whose pages stay in memory between commands,
  * with its code compiled. A new process pays only for starting and passing the request.
  *
+ * This module is the socket, the requests and the kept connection; running a command is the
+ * command line's (`CommandRunner`, given by cli/serve.ts: cli/served.ts), so the server knows no
+ * command and imports nothing from cli/.
+ *
  * Requests are run one at a time: each command runs synchronously from start to end. The socket is
  * made readable and writable by this account only, and a request must come from the same build.
  */
@@ -16,9 +20,21 @@ import { PiEventsError } from "../errors.ts";
 import { openIndex } from "../store/db.ts";
 import { MergeInSlices } from "../sync/merge.ts";
 import { type CommandAnswer, forwardedEnv, MAX_MESSAGE_BYTES, SERVED_COMMANDS } from "./command-protocol.ts";
-import { execute, loadCommand } from "./dispatch.ts";
-import { type Invocation, within } from "./invocation.ts";
-import type { OutputTarget } from "./out.ts";
+
+/** One command the server hands to its runner: a client's, or its own warm-up search. */
+export interface ClientCommand {
+	/** The command's name and arguments, as typed after `pi-events`. */
+	argv: string[];
+	cwd: string;
+	env: Readonly<Record<string, string | undefined>>;
+	terminal: { out: boolean; err: boolean };
+	/** The index connection the command uses (the server's kept one for its own index); `release` once done. */
+	connect(indexPath: string): Database;
+	release(db: Database): void;
+}
+
+/** Runs one served command to its end: what it wrote, in order (1 data, 2 diagnostics), and its exit code. */
+export type CommandRunner = (command: ClientCommand) => Promise<{ output: [1 | 2, string][]; exitCode: number }>;
 
 const RequestSchema = v.object({
 	version: v.string(),
@@ -38,6 +54,7 @@ interface CommandServerOptions {
 	indexPath: string;
 	/** This build's VERSION_LINE: clients of another build run their commands themselves. */
 	version: string;
+	run: CommandRunner;
 	log: (line: string) => void;
 	/**
 	 * Merge the full-text index between commands when a sync marked it (sync/merge.ts): for a server
@@ -139,7 +156,7 @@ export async function listenForCommands(options: CommandServerOptions): Promise<
 	let stopped = false;
 	// A server on its own merges the full-text index after it starts and after each command.
 	const merging = options.merge ? new MergeInSlices(() => index.get(), options.log) : null;
-	void warmUp(index, options.indexPath, () => stopped).then(() => merging?.plan());
+	void warmUp(options.run, index, options.indexPath, () => stopped).then(() => merging?.plan());
 
 	async function answer(line: string): Promise<CommandAnswer> {
 		let raw: unknown;
@@ -155,27 +172,20 @@ export async function listenForCommands(options: CommandServerOptions): Promise<
 		// Its settings come from the request alone: without HOME, the command would take the server's.
 		if (!request.env.HOME) return { refused: "the request has no HOME" };
 		lastCommandAt = performance.now();
-		const [name, ...rest] = request.argv;
-		if (!SERVED_COMMANDS.has(name!)) return { refused: `this server does not run ${name}` };
-		const command = (await loadCommand(name!))!;
-		const output: [1 | 2, string][] = [];
-		const client: Invocation = {
+		const name = request.argv[0]!;
+		if (!SERVED_COMMANDS.has(name)) return { refused: `this server does not run ${name}` };
+		const ran = await options.run({
+			argv: request.argv,
 			cwd: request.cwd,
 			env: forwardedEnv(request.env),
+			terminal: request.terminal,
 			connect: (path) => (path === options.indexPath ? index.get() : openIndex(path, { oneShot: true })),
 			release: (db) => {
 				if (!index.holds(db)) db.close();
 			},
-		};
-		const code = within(
-			client,
-			{ write: (fd, text) => output.push([fd, text]), isTerminal: (fd) => (fd === 1 ? request.terminal.out : request.terminal.err) },
-			() => execute(command, rest),
-		);
-		// The served commands finish synchronously; a promise here would be a command this server must not run.
-		if (typeof code !== "number") throw new PiEventsError("E_INTERNAL", `${name} did not finish synchronously`);
+		});
 		merging?.plan();
-		return { output, exitCode: code };
+		return ran;
 	}
 
 	return {
@@ -203,15 +213,19 @@ export async function listenForCommands(options: CommandServerOptions): Promise<
 const WARM_UP: string[][] = [["the"], ["error"], ['"the error"'], ["the", "error"], ["--error"], ["--sort", "newest", "--group", "session", "file"]];
 const WARM_UP_ROUNDS = 3;
 
-async function warmUp(index: KeptConnection, indexPath: string, stopped: () => boolean): Promise<void> {
-	const command = (await loadCommand("search"))!;
-	const discard: OutputTarget = { write() {}, isTerminal: () => false };
-	const self: Invocation = { cwd: "/", env: process.env, connect: () => index.get(), release() {} };
+async function warmUp(run: CommandRunner, index: KeptConnection, indexPath: string, stopped: () => boolean): Promise<void> {
 	for (let round = 0; round < WARM_UP_ROUNDS; round++) {
 		for (const args of WARM_UP) {
 			await Bun.sleep(0);
 			if (stopped()) return;
-			within(self, discard, () => execute(command, ["--all", "--no-sync", "--json", "--index", indexPath, ...args]));
+			await run({
+				argv: ["search", "--all", "--no-sync", "--json", "--index", indexPath, ...args],
+				cwd: "/",
+				env: process.env,
+				terminal: { out: false, err: false },
+				connect: () => index.get(),
+				release() {},
+			});
 		}
 	}
 }

@@ -1,0 +1,218 @@
+/**
+ * The answers evaluation (issue 34): does the first search show the event that answers "what
+ * happened?". Indexes fixtures/answers/sessions (written by fixtures/answers/generate.ts with pi's
+ * own SessionManager) into a temp index and runs every case of fixtures/answers/cases.json through
+ * the search use case, the same path `pi-events search --json` takes, scoped to the case's
+ * workspace as the authorization root (as an agent working there is).
+ *
+ * A case scores at the first hit that is one of its expected events (the ones stating the cause or
+ * the fix) or whose turn's outcome (`hit.turn.outcome.entryId`, when hits carry their turn) is one.
+ * Reported: answer@1, answer@3, MRR (over the first 10 hits) and empty answers, overall, by case
+ * kind and by whether an expected event holds every query word itself.
+ *
+ *   bun run eval:answers     prints the report (writes nothing)
+ *
+ * Also used by the generator to compute `answerHoldsAllWords` and `turnHoldsAllWords` with the
+ * index's own tokenization and word forms.
+ */
+import type { Database } from "bun:sqlite";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { parseQuery } from "../../src/query/fts.ts";
+import { type Hit, search } from "../../src/query/search.ts";
+import { openIndex } from "../../src/store/db.ts";
+import { syncIndex } from "../../src/sync/sync.ts";
+
+export const ANSWERS_DIR = resolve(import.meta.dir, "..", "..", "fixtures", "answers");
+export const ANSWERS_SESSIONS = join(ANSWERS_DIR, "sessions");
+export const CASES_FILE = join(ANSWERS_DIR, "cases.json");
+
+export const KINDS = ["status-line", "noisy-logs", "later-session", "turn-window", "easy"] as const;
+export type Kind = (typeof KINDS)[number];
+
+export interface EventRef {
+	sessionId: string;
+	entryId: string;
+}
+
+export interface AnswerCase {
+	id: string;
+	kind: Kind;
+	/** The workspace cwd: the authorization root of the search. */
+	root: string;
+	query: string;
+	question: string;
+	expected: EventRef[];
+	/** Whether some expected event holds every query word (the index's tokenization and forms). */
+	answerHoldsAllWords: boolean;
+	/** Whether the conversation of an expected event's turn (prompt, assistant texts, tool-call arguments) holds every query word. */
+	turnHoldsAllWords: boolean;
+	notes: string;
+}
+
+/** What the scorer reads of a hit's turn (issue 34, item 2); absent until hits carry it. */
+interface HitTurn {
+	prompt?: { entryId: string } | null;
+	outcome?: { entryId: string } | null;
+}
+
+export interface CaseOutcome {
+	id: string;
+	kind: Kind;
+	query: string;
+	answerHoldsAllWords: boolean;
+	turnHoldsAllWords: boolean;
+	/** 1-based rank of the first answering hit among the first 10, or null. */
+	rank: number | null;
+	/** How the first answering hit answered: it is an expected event, or its turn's outcome is. */
+	via: "event" | "outcome" | null;
+	hits: number;
+	top: string | null;
+}
+
+export interface Metrics {
+	cases: number;
+	answer1: number;
+	answer3: number;
+	mrr: number;
+	empty: number;
+}
+
+export const HIT_LIMIT = 10;
+
+const scopeOf = (root: string) => ({ roots: [root], current: null });
+const same = (a: EventRef, b: EventRef) => a.sessionId === b.sessionId && a.entryId === b.entryId;
+
+/** Indexes the answers corpus into `dir`/index.db. */
+export function indexAnswers(dir: string, sessionsDir = ANSWERS_SESSIONS): Database {
+	const db = openIndex(join(dir, "index.db"));
+	const report = syncIndex(db, { sourceDirs: [{ path: sessionsDir, origin: "flag" }] });
+	const files = readdirSync(sessionsDir).filter((n) => n.endsWith(".jsonl")).length;
+	if (!report.complete || report.sessions.new !== files) throw new Error(`answers corpus: indexed ${report.sessions.new} of ${files} sessions`);
+	return db;
+}
+
+export function loadCases(): AnswerCase[] {
+	return JSON.parse(readFileSync(CASES_FILE, "utf8")) as AnswerCase[];
+}
+
+/** The event ids in `sessionId` that match `query` as a search (every word, any form the index knows). */
+export function matchingEvents(db: Database, root: string, query: string, sessionId: string): Set<string> {
+	const hits = search(db, { query, filters: { sessionIds: [sessionId] }, limit: 100, scope: scopeOf(root) }).hits;
+	return new Set(hits.map((h) => h.entryId));
+}
+
+/** Whether some of `events` holds every word of `query` by itself. */
+export function holdsAllWords(db: Database, root: string, query: string, events: EventRef[]): boolean {
+	return events.some((e) => matchingEvents(db, root, query, e.sessionId).has(e.entryId));
+}
+
+/** Whether every word of `query` occurs in one of `conversation` (events of one session). */
+export function windowHoldsAllWords(db: Database, root: string, query: string, sessionId: string, conversation: string[]): boolean {
+	const ids = new Set(conversation);
+	return queryTerms(query).every((term) => [...matchingEvents(db, root, term, sessionId)].some((id) => ids.has(id)));
+}
+
+/** The query's terms, each as a query of its own. */
+export function queryTerms(query: string): string[] {
+	return parseQuery(query).terms.map((t) => (t.phrase ? `"${t.text}"` : t.text));
+}
+
+/** The first hit that answers the case (1-based), and how. */
+export function answerRank(hits: readonly Hit[], expected: EventRef[]): { rank: number | null; via: CaseOutcome["via"] } {
+	for (const [i, hit] of hits.entries()) {
+		if (expected.some((e) => same(e, hit))) return { rank: i + 1, via: "event" };
+		const outcome = (hit as Hit & { turn?: HitTurn }).turn?.outcome;
+		if (outcome && expected.some((e) => same(e, { sessionId: hit.sessionId, entryId: outcome.entryId }))) return { rank: i + 1, via: "outcome" };
+	}
+	return { rank: null, via: null };
+}
+
+export function runCase(db: Database, c: AnswerCase): CaseOutcome {
+	const hits = search(db, { query: c.query, filters: {}, limit: HIT_LIMIT, scope: scopeOf(c.root) }).hits;
+	const { rank, via } = answerRank(hits, c.expected);
+	const first = hits[0];
+	return {
+		id: c.id,
+		kind: c.kind,
+		query: c.query,
+		answerHoldsAllWords: c.answerHoldsAllWords,
+		turnHoldsAllWords: c.turnHoldsAllWords,
+		rank,
+		via,
+		hits: hits.length,
+		top: first ? `${first.semanticKind}${first.toolName ? ` ${first.toolName}` : ""}` : null,
+	};
+}
+
+export function metricsOf(outcomes: readonly CaseOutcome[]): Metrics {
+	const n = outcomes.length;
+	if (n === 0) return { cases: 0, answer1: 0, answer3: 0, mrr: 0, empty: 0 };
+	return {
+		cases: n,
+		answer1: outcomes.filter((o) => o.rank === 1).length / n,
+		answer3: outcomes.filter((o) => o.rank !== null && o.rank <= 3).length / n,
+		mrr: outcomes.reduce((sum, o) => sum + (o.rank ? 1 / o.rank : 0), 0) / n,
+		empty: outcomes.filter((o) => o.hits === 0).length,
+	};
+}
+
+export interface Report {
+	outcomes: CaseOutcome[];
+	overall: Metrics;
+	byKind: Record<Kind, Metrics>;
+	byHoldsAllWords: { holds: Metrics; spread: Metrics };
+	/** Empty answers among cases whose expected turn holds every query word (the issue's bar: none). */
+	emptyWhereTurnHoldsAllWords: number;
+}
+
+export function evaluate(db: Database, cases: readonly AnswerCase[]): Report {
+	const outcomes = cases.map((c) => runCase(db, c));
+	const byKind = Object.fromEntries(KINDS.map((k) => [k, metricsOf(outcomes.filter((o) => o.kind === k))])) as Record<Kind, Metrics>;
+	return {
+		outcomes,
+		overall: metricsOf(outcomes),
+		byKind,
+		byHoldsAllWords: {
+			holds: metricsOf(outcomes.filter((o) => o.answerHoldsAllWords)),
+			spread: metricsOf(outcomes.filter((o) => !o.answerHoldsAllWords)),
+		},
+		emptyWhereTurnHoldsAllWords: outcomes.filter((o) => o.turnHoldsAllWords && o.hits === 0).length,
+	};
+}
+
+/** A compact table: one row per group, then the cases not answered first. */
+export function formatReport(report: Report): string {
+	const pct = (x: number) => `${(x * 100).toFixed(1)}%`.padStart(7);
+	const row = (label: string, m: Metrics) =>
+		`${label.padEnd(26)} ${String(m.cases).padStart(5)} ${pct(m.answer1)} ${pct(m.answer3)} ${m.mrr.toFixed(3).padStart(6)} ${String(m.empty).padStart(6)}`;
+	const lines = [
+		`${"answers".padEnd(26)} ${"cases".padStart(5)} ${"@1".padStart(7)} ${"@3".padStart(7)} ${"MRR".padStart(6)} ${"empty".padStart(6)}`,
+		row("all", report.overall),
+		...KINDS.map((k) => row(`  ${k}`, report.byKind[k])),
+		row("  answer holds all words", report.byHoldsAllWords.holds),
+		row("  answer lacks some words", report.byHoldsAllWords.spread),
+		`empty answers where one turn holds every word: ${report.emptyWhereTurnHoldsAllWords}`,
+	];
+	for (const o of report.outcomes) {
+		if (o.rank === 1) continue;
+		const where = o.rank ? `rank ${o.rank}` : o.hits === 0 ? "no hits" : `not in ${o.hits}`;
+		lines.push(`  ${o.id.padEnd(40)} ${o.kind.padEnd(13)} ${where.padEnd(9)} ${JSON.stringify(o.query)}  [top: ${o.top ?? "-"}]`);
+	}
+	return `${lines.join("\n")}\n`;
+}
+
+if (import.meta.main) {
+	const dir = mkdtempSync(join(tmpdir(), "pi-events-answers-"));
+	try {
+		const db = indexAnswers(dir);
+		try {
+			process.stdout.write(formatReport(evaluate(db, loadCases())));
+		} finally {
+			db.close();
+		}
+	} finally {
+		rmSync(dir, { recursive: true, force: true });
+	}
+}

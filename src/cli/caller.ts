@@ -16,7 +16,7 @@ export const callerArgs = {
 	"tool-call-id": { type: "string", description: "Tool call that invoked pi-events: it and everything after are excluded", valueHint: "id" },
 } as const satisfies ArgsDef;
 
-interface CallerFlags {
+export interface CallerFlags {
 	root?: string;
 	all?: boolean;
 	"current-session"?: string;

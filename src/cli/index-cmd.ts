@@ -5,7 +5,8 @@ import { openIndex } from "../store/db.ts";
 import { mergeAll, scrubInSlices } from "../sync/merge.ts";
 import { PiEventsError } from "../errors.ts";
 import { releaseScrubMarker } from "./background-scrub.ts";
-import { checkFlags, commonArgs, debugLog, formatMs, plural, progressReporter, settingsFrom } from "./shared.ts";
+import { commonArgs, debugLog, formatMs, plural, progressReporter } from "./shared.ts";
+import { onOwnIndex, startCommand } from "./prologue.ts";
 import { toJson } from "../present/json.ts";
 import { terminalSafe } from "../present/terminal.ts";
 import { writeErr, writeOut } from "./out.ts";
@@ -32,14 +33,12 @@ export const indexCommand = defineCommand({
 	meta: { name: "index", description: "Sync the index with pi's session files (incremental)" },
 	args,
 	run({ args: a, rawArgs }) {
-		checkFlags(rawArgs, args);
-		const settings = settingsFrom(a, rawArgs);
+		const { settings } = startCommand(args, a, rawArgs);
 		if (a.scrub) {
 			if (a.full || a.merge) throw new PiEventsError("E_USAGE", "--scrub runs no sync and merges anyway: use it without --full and --merge");
 			return scrubOnly(settings.indexPath, a.json === true);
 		}
-		const db = openIndex(settings.indexPath, { oneShot: true });
-		try {
+		return onOwnIndex(settings.indexPath, (db) => {
 			const progress = progressReporter("indexing");
 			const report = syncIndex(db, {
 				sourceDirs: settings.sourceDirs,
@@ -61,9 +60,7 @@ export const indexCommand = defineCommand({
 			}
 			printDiagnostics(report, a.verbose === true);
 			return 0;
-		} finally {
-			db.close();
-		}
+		});
 	},
 });
 

@@ -1,15 +1,14 @@
 /** `pi-events read SESSION ENTRY`: the exact event, re-read from its source file. */
 import { defineCommand } from "./argv.ts";
 import { PiEventsError } from "../errors.ts";
-import { refresh } from "../sync/freshness.ts";
 import { renderRead } from "../present/render-read.ts";
 import { Gate } from "../gate/gate.ts";
 import { MAX_NEIGHBOURS, readEvent } from "../query/read.ts";
 import { DEFAULT_TURN_BYTES, MAX_NEXT_TURNS, MAX_TURN_BYTES, MIN_TURN_BYTES, readTurn } from "../query/turn-read.ts";
 import { renderTurn, type TurnHow } from "../present/render-turn.ts";
-import { callerArgs, scopeFrom } from "./caller.ts";
-import { checkFlags, commonArgs, debugLog, settingsFrom } from "./shared.ts";
-import { invocation } from "./invocation.ts";
+import { callerArgs } from "./caller.ts";
+import { commonArgs } from "./shared.ts";
+import { onIndex, startQuery } from "./prologue.ts";
 import { toJson } from "../present/json.ts";
 import { writeOut } from "./out.ts";
 
@@ -72,18 +71,14 @@ export const readCommand = defineCommand({
 	meta: { name: "read", description: "Read one event exactly, from its source file" },
 	args,
 	run({ args: a, rawArgs }) {
-		checkFlags(rawArgs, args);
-		const settings = settingsFrom(a, rawArgs);
-		const scope = scopeFrom(a, settings, invocation().env, invocation().cwd);
+		const start = startQuery(args, a, rawArgs);
 		const order = a.order ?? "append";
 		if (order !== "append" && order !== "branch") throw new PiEventsError("E_USAGE", `--order must be append or branch, got ${JSON.stringify(order)}`);
 		if (a.only !== undefined && a.only !== "conversation") throw new PiEventsError("E_USAGE", `--only must be conversation, got ${JSON.stringify(a.only)}`);
 		checkTurnFlags(a);
-		const db = invocation().connect(settings.indexPath);
-		try {
-			if (a.sync !== false) refresh(db, settings, { sync: true, scope, debug: debugLog() });
+		return onIndex(start, a.sync !== false, (db) => {
+			const gate = new Gate(db, start.scope);
 			if (a.turn === true) {
-				const gate = new Gate(db, scope);
 				const turn = readTurn(gate, {
 					sessionId: a.session,
 					entryId: a.entry,
@@ -93,7 +88,7 @@ export const readCommand = defineCommand({
 				writeOut(a.json ? `${toJson(turn, 2)}\n` : renderTurn(turn, cliHow(turn.session.sessionId)));
 				return 0;
 			}
-			const result = readEvent(new Gate(db, scope), {
+			const result = readEvent(gate, {
 				sessionId: a.session,
 				entryId: a.entry,
 				fragmentId: a.fragment,
@@ -106,8 +101,6 @@ export const readCommand = defineCommand({
 			});
 			writeOut(a.json ? `${toJson(result, 2)}\n` : renderRead(result));
 			return 0;
-		} finally {
-			invocation().release(db);
-		}
+		});
 	},
 });

@@ -1,15 +1,15 @@
 /** `pi-events search QUERY...`: ranked event hits with snippets, scoped to the caller's workspace. */
 import { defineCommand } from "./argv.ts";
 import { PiEventsError } from "../errors.ts";
-import { refresh } from "../sync/freshness.ts";
-import { DEFAULT_LIMIT, MAX_LIMIT, SORT_ORDERS, type SortOrder, search } from "../query/search.ts";
+import type { Freshness } from "../sync/freshness.ts";
+import { DEFAULT_LIMIT, MAX_LIMIT, SORT_ORDERS, type SearchResult, type SortOrder, search } from "../query/search.ts";
 import { freshnessLine, noHitsHint, renderHits } from "../present/render.ts";
 import { resolveRoot } from "../config.ts";
-import { callerArgs, scopeFrom } from "./caller.ts";
+import { callerArgs } from "./caller.ts";
 import { toSearchFilters } from "../query/filters.ts";
 import { filterArgs, list } from "./filters.ts";
-import { checkFlags, collectRepeated, commonArgs, debugLog, settingsFrom } from "./shared.ts";
-import { invocation } from "./invocation.ts";
+import { collectRepeated, commonArgs } from "./shared.ts";
+import { onFreshIndex, type QueryStart, startQuery } from "./prologue.ts";
 import { toJson } from "../present/json.ts";
 import { terminalSafe } from "../present/terminal.ts";
 import { isTerminal, writeErr, writeOut } from "./out.ts";
@@ -32,20 +32,19 @@ export const searchCommand = defineCommand({
 	meta: { name: "search", description: "Search events in pi session history" },
 	args,
 	run({ args: a, rawArgs }) {
-		checkFlags(rawArgs, args);
-		const settings = settingsFrom(a, rawArgs);
 		const query = (a._ as string[]).join(" ");
 		const limit = a.limit === undefined ? DEFAULT_LIMIT : Number(a.limit);
-		if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
-			throw new PiEventsError("E_USAGE", `--limit must be an integer from 1 to ${MAX_LIMIT}`);
-		}
 		const sort = a.sort ?? "relevance";
-		if (!(SORT_ORDERS as readonly string[]).includes(sort))
-			throw new PiEventsError("E_USAGE", `--sort must be one of ${SORT_ORDERS.join(", ")}, got ${JSON.stringify(sort)}`);
-		if (a.group !== undefined && a.group !== "session") throw new PiEventsError("E_USAGE", `--group must be session, got ${JSON.stringify(a.group)}`);
+		const start = startQuery(args, a, rawArgs, () => {
+			if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
+				throw new PiEventsError("E_USAGE", `--limit must be an integer from 1 to ${MAX_LIMIT}`);
+			}
+			if (!(SORT_ORDERS as readonly string[]).includes(sort))
+				throw new PiEventsError("E_USAGE", `--sort must be one of ${SORT_ORDERS.join(", ")}, got ${JSON.stringify(sort)}`);
+			if (a.group !== undefined && a.group !== "session") throw new PiEventsError("E_USAGE", `--group must be session, got ${JSON.stringify(a.group)}`);
+		});
+		const { settings, cwd, scope } = start;
 		const now = Date.now();
-		const { cwd, env } = invocation();
-		const scope = scopeFrom(a, settings, env, cwd);
 		// Relative --file paths resolve against the authorization root (with --all: the one it would be).
 		const root = scope.roots?.[0] ?? resolveRoot(cwd, a.root ?? settings.configRoot);
 		const filters = toSearchFilters(
@@ -67,36 +66,35 @@ export const searchCommand = defineCommand({
 			now,
 			root,
 		);
-		const db = invocation().connect(settings.indexPath);
-		try {
-			const freshness = refresh(db, settings, { sync: a.sync !== false, scope, debug: debugLog() });
-			const result = search(db, {
-				query,
-				filters,
-				limit,
-				scope,
-				includeDerived: a["include-derived"] === true,
-				exact: a.exact === true,
-				sort: sort as SortOrder,
-				groupBy: a.group === "session" ? "session" : undefined,
-			});
-			if (a.json) {
-				const out = { hits: result.hits, freshness, coverage: result.coverage, elapsedMs: Math.round(result.elapsedMs * 100) / 100 };
-				writeOut(`${toJson(out, 2)}\n`);
-				// Problems that may hide results are diagnostics: stderr too, not only inside the JSON.
-				for (const p of freshness.problems) writeErr(`pi-events: ${terminalSafe(p)}\n`);
-			} else {
-				const color = isTerminal(1) && !env.NO_COLOR;
-				writeOut(renderHits(result.hits, { color, paths: a.paths === true, root: scope.roots?.[0] ?? null }));
-				if (result.hits.length === 0) {
-					const hint = noHitsHint(result.coverage, { exact: a.exact === true, exactFlag: "--exact", derivedFlag: "--include-derived" });
-					writeErr(`pi-events: no hits${hint ? `: ${hint}` : ""}\n`);
-				}
-				writeErr(`pi-events: ${freshnessLine(freshness, result.coverage)}\n`);
-			}
-			return result.hits.length > 0 ? 0 : 1;
-		} finally {
-			invocation().release(db);
-		}
+		const request = {
+			query,
+			filters,
+			limit,
+			scope,
+			includeDerived: a["include-derived"] === true,
+			exact: a.exact === true,
+			sort: sort as SortOrder,
+			groupBy: a.group === "session" ? ("session" as const) : undefined,
+		};
+		return onFreshIndex(start, a.sync !== false, (db, freshness) => printHits(a, start, search(db, request), freshness));
 	},
 });
+
+/** The hits on stdout (JSON or text), what may hide some and the freshness on stderr; the exit code. */
+function printHits(a: { json?: boolean; paths?: boolean; exact?: boolean }, start: QueryStart, result: SearchResult, freshness: Freshness): number {
+	if (a.json) {
+		const out = { hits: result.hits, freshness, coverage: result.coverage, elapsedMs: Math.round(result.elapsedMs * 100) / 100 };
+		writeOut(`${toJson(out, 2)}\n`);
+		// Problems that may hide results are diagnostics: stderr too, not only inside the JSON.
+		for (const p of freshness.problems) writeErr(`pi-events: ${terminalSafe(p)}\n`);
+	} else {
+		const color = isTerminal(1) && !start.env.NO_COLOR;
+		writeOut(renderHits(result.hits, { color, paths: a.paths === true, root: start.scope.roots?.[0] ?? null }));
+		if (result.hits.length === 0) {
+			const hint = noHitsHint(result.coverage, { exact: a.exact === true, exactFlag: "--exact", derivedFlag: "--include-derived" });
+			writeErr(`pi-events: no hits${hint ? `: ${hint}` : ""}\n`);
+		}
+		writeErr(`pi-events: ${freshnessLine(freshness, result.coverage)}\n`);
+	}
+	return result.hits.length > 0 ? 0 : 1;
+}

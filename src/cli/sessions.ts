@@ -6,10 +6,10 @@ import { freshnessLine, PICK_ROOT, renderSessions, sessionsHead } from "../prese
 import { parseTimeArg } from "../query/filters.ts";
 import { Gate } from "../gate/gate.ts";
 import { DEFAULT_SESSIONS, listSessions, MAX_SESSIONS } from "../query/sessions.ts";
-import { refresh } from "../sync/freshness.ts";
-import { callerArgs, scopeFrom } from "./caller.ts";
-import { checkFlags, commonArgs, debugLog, settingsFrom } from "./shared.ts";
-import { invocation } from "./invocation.ts";
+import type { Freshness } from "../sync/freshness.ts";
+import { callerArgs } from "./caller.ts";
+import { commonArgs } from "./shared.ts";
+import { onFreshIndex, type QueryStart, startQuery } from "./prologue.ts";
 import { isTerminal, writeErr, writeOut } from "./out.ts";
 import { terminalSafe } from "../present/terminal.ts";
 
@@ -27,9 +27,7 @@ export const sessionsCommand = defineCommand({
 	meta: { name: "sessions", description: "List the sessions in scope, most recently active first" },
 	args,
 	run({ args: a, rawArgs }) {
-		checkFlags(rawArgs, args);
-		const settings = settingsFrom(a, rawArgs);
-		const scope = scopeFrom(a, settings, invocation().env, invocation().cwd);
+		const start = startQuery(args, a, rawArgs);
 		const limit = a.limit === undefined ? DEFAULT_SESSIONS : Number(a.limit);
 		if (!Number.isInteger(limit) || limit < 1 || limit > MAX_SESSIONS) {
 			throw new PiEventsError("E_USAGE", `--limit must be an integer from 1 to ${MAX_SESSIONS}`);
@@ -37,24 +35,24 @@ export const sessionsCommand = defineCommand({
 		const now = Date.now();
 		const sinceMs = a.since === undefined ? undefined : parseTimeArg("since", a.since, now);
 		const untilMs = a.until === undefined ? undefined : parseTimeArg("until", a.until, now);
-		const db = invocation().connect(settings.indexPath);
-		try {
-			const freshness = refresh(db, settings, { sync: a.sync !== false, scope, debug: debugLog() });
-			const result = listSessions(new Gate(db, scope), { sinceMs, untilMs, limit });
-			if (a.json) {
-				writeOut(`${toJson({ ...result, freshness }, 2)}\n`);
-			} else {
-				const color = isTerminal(1) && !invocation().env.NO_COLOR;
-				const head = terminalSafe(sessionsHead(result, PICK_ROOT.cli));
-				if (result.sessions.length > 0)
-					writeOut(`${head}:\n${renderSessions(result.sessions, { color, paths: a.paths === true, root: scope.roots?.[0] ?? null })}`);
-				else writeErr(`pi-events: ${head}\n`);
-				if (result.truncated) writeErr(`pi-events: ${result.sessions.length} of ${result.total} sessions (raise --limit)\n`);
-				writeErr(`pi-events: ${freshnessLine(freshness)}\n`);
-			}
-			return result.sessions.length > 0 ? 0 : 1;
-		} finally {
-			invocation().release(db);
-		}
+		return onFreshIndex(start, a.sync !== false, (db, freshness) =>
+			printSessions(a, start, listSessions(new Gate(db, start.scope), { sinceMs, untilMs, limit }), freshness),
+		);
 	},
 });
+
+/** The sessions on stdout (JSON or text, under a head naming the scope), the rest on stderr; the exit code. */
+function printSessions(a: { json?: boolean; paths?: boolean }, start: QueryStart, result: ReturnType<typeof listSessions>, freshness: Freshness): number {
+	if (a.json) {
+		writeOut(`${toJson({ ...result, freshness }, 2)}\n`);
+	} else {
+		const color = isTerminal(1) && !start.env.NO_COLOR;
+		const head = terminalSafe(sessionsHead(result, PICK_ROOT.cli));
+		if (result.sessions.length > 0)
+			writeOut(`${head}:\n${renderSessions(result.sessions, { color, paths: a.paths === true, root: start.scope.roots?.[0] ?? null })}`);
+		else writeErr(`pi-events: ${head}\n`);
+		if (result.truncated) writeErr(`pi-events: ${result.sessions.length} of ${result.total} sessions (raise --limit)\n`);
+		writeErr(`pi-events: ${freshnessLine(freshness)}\n`);
+	}
+	return result.sessions.length > 0 ? 0 : 1;
+}

@@ -3,10 +3,10 @@ import { existsSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { defineCommand } from "./argv.ts";
 import { checkFreshness } from "../sync/compare.ts";
-import { openIndex } from "../store/db.ts";
 import { type IndexAccess, indexAccess } from "../store/access.ts";
 import { indexCounts } from "../store/status.ts";
-import { checkFlags, commonArgs, formatMs, settingsFrom } from "./shared.ts";
+import { commonArgs, formatMs } from "./shared.ts";
+import { onOwnIndex, startCommand } from "./prologue.ts";
 import { groupThousands } from "../project/text.ts";
 import { toJson } from "../present/json.ts";
 import { terminalSafe } from "../present/terminal.ts";
@@ -18,11 +18,9 @@ export const statusCommand = defineCommand({
 	meta: { name: "status", description: "Show the index location, counts, last sync and source freshness" },
 	args,
 	run({ args: a, rawArgs }) {
-		checkFlags(rawArgs, args);
-		const settings = settingsFrom(a, rawArgs);
+		const { settings } = startCommand(args, a, rawArgs);
 		const exists = existsSync(settings.indexPath);
-		const db = openIndex(settings.indexPath, { oneShot: true });
-		try {
+		return onOwnIndex(settings.indexPath, (db) => {
 			const counts = indexCounts(db);
 			const sources = checkFreshness(db, settings.sourceDirs);
 			const sizeBytes = fileSize(settings.indexPath) + fileSize(`${settings.indexPath}-wal`);
@@ -66,9 +64,7 @@ export const statusCommand = defineCommand({
 			}
 			writeOut(`${terminalSafe(lines.join("\n"))}\n`);
 			return 0;
-		} finally {
-			db.close();
-		}
+		});
 	},
 });
 

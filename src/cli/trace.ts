@@ -1,12 +1,11 @@
 /** `pi-events trace SESSION ENTRY`: the event's place in its session tree and its relationships. */
 import { defineCommand } from "./argv.ts";
-import { refresh } from "../sync/freshness.ts";
 import { renderTrace } from "../present/render-trace.ts";
 import { Gate } from "../gate/gate.ts";
 import { traceEvent } from "../query/trace.ts";
-import { callerArgs, scopeFrom } from "./caller.ts";
-import { checkFlags, commonArgs, debugLog, settingsFrom } from "./shared.ts";
-import { invocation } from "./invocation.ts";
+import { callerArgs } from "./caller.ts";
+import { commonArgs } from "./shared.ts";
+import { onIndex, startQuery } from "./prologue.ts";
 import { toJson } from "../present/json.ts";
 import { isTerminal, writeOut } from "./out.ts";
 
@@ -22,18 +21,12 @@ export const traceCommand = defineCommand({
 	meta: { name: "trace", description: "Show an event's parent, children, siblings and relationships" },
 	args,
 	run({ args: a, rawArgs }) {
-		checkFlags(rawArgs, args);
-		const settings = settingsFrom(a, rawArgs);
-		const scope = scopeFrom(a, settings, invocation().env, invocation().cwd);
-		const db = invocation().connect(settings.indexPath);
-		try {
-			if (a.sync !== false) refresh(db, settings, { sync: true, scope, debug: debugLog() });
-			const result = traceEvent(new Gate(db, scope), a.session, a.entry);
-			const color = isTerminal(1) && !invocation().env.NO_COLOR;
+		const start = startQuery(args, a, rawArgs);
+		return onIndex(start, a.sync !== false, (db) => {
+			const result = traceEvent(new Gate(db, start.scope), a.session, a.entry);
+			const color = isTerminal(1) && !start.env.NO_COLOR;
 			writeOut(a.json ? `${toJson(result, 2)}\n` : renderTrace(result, { color }));
 			return 0;
-		} finally {
-			invocation().release(db);
-		}
+		});
 	},
 });

@@ -18,6 +18,14 @@ export const SEMANTIC_KINDS = [
 ] as const;
 export type SemanticKind = (typeof SEMANTIC_KINDS)[number];
 
+/**
+ * The tools pi-events offers a model (the pi extension and the MCP server), in the order the tool
+ * table (server/tools.ts TOOLS) lists them. One list: the table is typed by it, and the echo rule
+ * (project/echoes.ts) treats a call of any of them as pi-events' own.
+ */
+export const TOOL_NAMES = ["event_search", "event_read", "event_trace", "event_sessions"] as const;
+export type ToolName = (typeof TOOL_NAMES)[number];
+
 export const BRANCH_STATES = ["selected", "alternate", "unknown"] as const;
 export type BranchState = (typeof BRANCH_STATES)[number];
 

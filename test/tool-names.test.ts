@@ -7,6 +7,8 @@
 import { afterAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { TOOL_NAMES } from "../src/model.ts";
+import { isPiEventsTool } from "../src/project/echoes.ts";
 import { TOOLS } from "../src/server/tools.ts";
 import { cleanupTempDirs, isolatedEnv, MAIN, makeAgentLayout, ROOT, runCli } from "./helpers/temp.ts";
 
@@ -15,8 +17,11 @@ afterAll(cleanupTempDirs);
 const NAMES = TOOLS.map((tool) => tool.name);
 const missingFrom = (text: string) => NAMES.filter((name) => !text.includes(name));
 
-test("the tool table has the four tools", () => {
+test("the tool table has the four tools, the same as the names list the echo rule reads", () => {
 	expect(NAMES).toEqual(["event_search", "event_read", "event_trace", "event_sessions"]);
+	expect(NAMES).toEqual([...TOOL_NAMES]);
+	// A call of every tool is an echo of pi-events, also as MCP clients prefix its name.
+	expect(NAMES.filter((name) => !isPiEventsTool(name) || !isPiEventsTool(`mcp__pi-events__${name}`))).toEqual([]);
 });
 
 test("pi-events --help and serve --help name every tool", () => {

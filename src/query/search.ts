@@ -976,12 +976,21 @@ function filterOnlySearch(gate: Gate, request: SearchRequest, limit: number, sta
 	// lie between the two). Sessions with no event in the time range are never read. They come from
 	// an index in that order as the search goes: it usually stops after a few.
 	const cursor = browse?.sessionCursor({ order: newest ? "activity" : "first", sinceMs: filters.sinceMs, untilMs: filters.untilMs });
+	let result: SearchResult;
 	try {
 		const sessions = new SessionQueue(() => cursor?.next() ?? null);
-		return filterOnlyScan(browse, sessions, request, limit, started, files);
+		result = filterOnlyScan(browse, sessions, request, limit, started, files);
 	} finally {
 		cursor?.close();
 	}
+	// Nothing passed the filters: when pi-events' own echoes would have, say so (and how to see
+	// them), as a search with terms does. Only an empty answer pays for this second look.
+	if (result.hits.length === 0 && request.includeDerived !== true) {
+		const withEchoes = filterOnlySearch(gate, { ...request, includeDerived: true }, 1, started, files);
+		if (withEchoes.hits.length > 0) result.coverage.emptyBecause = "derived";
+		result.elapsedMs = withEchoes.elapsedMs;
+	}
+	return result;
 }
 
 /** Sessions in visiting order, pulled from a source as needed. */

@@ -10,7 +10,7 @@ import type { Scope } from "../auth/scope.ts";
 import { parseTimeArg, toSearchFilters } from "../query/filters.ts";
 import { PiEventsError } from "../errors.ts";
 import type { Freshness } from "../sync/freshness.ts";
-import { BRANCH_STATES, SELECTION_STATES, SEMANTIC_KINDS } from "../model.ts";
+import { BRANCH_STATES, SELECTION_STATES, SEMANTIC_KINDS, type ToolName } from "../model.ts";
 import { renderRead } from "../present/render-read.ts";
 import { freshnessLine, noHitsHint, PICK_ROOT, renderHits, renderSessions, sessionsHead } from "../present/render.ts";
 import { DEFAULT_SESSIONS, listSessions } from "../query/sessions.ts";
@@ -281,7 +281,7 @@ export interface ToolResult {
 }
 
 interface ToolDef {
-	name: string;
+	name: ToolName;
 	title: string;
 	/** What the tool is for, in a few words after its name: the server's instructions list every tool this way. */
 	use: string;

@@ -15,13 +15,14 @@ import { markUnsynced, removeStaleMarkers, settleLeftMarkers, settleUnsynced } f
  * (an index) also gets an entry in SCHEMA_UPGRADES, so that an index built before it is brought
  * up to date in place instead of rebuilt.
  */
-export const SCHEMA_VERSION = 20;
+export const SCHEMA_VERSION = 21;
 
 /**
  * The oldest schema version whose code can read and write an index of this version as it is:
  * 17, 18 and 20 only added indexes, which SQLite keeps up to date whoever writes; 19 added a column
  * (sessions.first_ts_ms) that older code leaves NULL in the sessions it writes, which this code
- * reads as "not known" (see NO_EVENT_TIME). Recorded in the index, so that this code can use an index
+ * reads as "not known" (see NO_EVENT_TIME); 21 changed which events are echoes (derived), and
+ * older code marks the events it writes by its own rule, as it did before. Recorded in the index, so that this code can use an index
  * of a newer version that says it still may (rather than rebuild it, and a newer binary rebuild it
  * again: two versions of pi-events used in turn).
  */
@@ -52,6 +53,17 @@ export const SCHEMA_UPGRADES: Readonly<Record<number, string>> = {
 		CREATE INDEX sessions_by_cwd ON sessions(cwd_real, last_ts_ms, session_id, created, fragment_count, first_ts_ms);
 		CREATE INDEX IF NOT EXISTS sessions_by_first ON sessions(first_ts_ms, session_id, session_key, cwd_real, created, last_ts_ms, fragment_count);`,
 	19: "CREATE INDEX IF NOT EXISTS events_alternate ON events(session_key) WHERE branch_state = 'alternate';",
+	// 21: a shell command is an echo only when it runs nothing but pi-events, and event_sessions is
+	// an echo too (project/echoes.ts). The files whose events the rule may now mark otherwise (a
+	// call that ran pi-events, a user's `!pi-events` run, an event_sessions result) are marked as
+	// changed, and the next sync checks every file (no full check on record), so it rebuilds them.
+	20: `UPDATE files SET mtime_ms = -1, head_hash = '' WHERE file_key IN (
+			SELECT s.file_key FROM sessions s WHERE s.session_key IN (
+				SELECT session_key FROM events WHERE derived_calls IS NOT NULL
+				UNION SELECT e.session_key FROM events e
+				  WHERE e.role = 'bashExecution' AND EXISTS (SELECT 1 FROM fragments f WHERE f.event_key = e.event_key AND f.derived = 1)
+				UNION SELECT session_key FROM events WHERE tool_name LIKE '%event\\_sessions' ESCAPE '\\'));
+		DELETE FROM meta WHERE key IN ('last_full_check', 'idle_cursor');`,
 };
 
 export const SCHEMA_DDL = `

@@ -241,6 +241,24 @@ describe("32.1: settings files that are FIFOs or devices", () => {
 		expect(await Promise.race([server.proc.exited, Bun.sleep(5_000).then(() => "still running")])).toBe(0);
 		expect(existsSync(socketPath)).toBe(false);
 	});
+	test("no other path a request names blocks the server: a FIFO as --sessions-dir, --root, --index, --file or PI_SESSION_FILE is answered at once", async () => {
+		const fifo = join(makeTempDir(), "fifo");
+		expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+		await serveSocket();
+		const base = ["search", "--all", "--json", "--index", indexPath, "--sessions-dir", sessions];
+		const cases: [string[], Record<string, string>][] = [
+			[[...base, "--sessions-dir", fifo, "ECONNREFUSED"], {}],
+			[[...base, "--root", fifo, "ECONNREFUSED"], {}],
+			[["search", "--all", "--json", "--index", fifo, "ECONNREFUSED"], {}],
+			[[...base, "--file", fifo, "ECONNREFUSED"], {}],
+			[[...base, "ECONNREFUSED"], { PI_SESSION_FILE: fifo }],
+		];
+		for (const [argv, env] of cases) {
+			const reply = await ask(request({ ...isolatedEnv(layout), ...env }, argv));
+			expect(reply).not.toBeNull();
+			expect(JSON.parse(reply!).exitCode).toBeGreaterThanOrEqual(0);
+		}
+	});
 });
 
 describe("32.2: a server that accepts and does not answer", () => {

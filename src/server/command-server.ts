@@ -12,14 +12,14 @@
  * made readable and writable by this account only, and a request must come from the same build.
  */
 import type { Database } from "bun:sqlite";
-import { randomUUID } from "node:crypto";
-import { linkSync, lstatSync, statSync, unlinkSync } from "node:fs";
-import { basename, dirname, isAbsolute, join } from "node:path";
+import { linkSync, lstatSync } from "node:fs";
+import { isAbsolute } from "node:path";
 import * as v from "valibot";
 import { PiEventsError } from "../errors.ts";
 import { openIndex } from "../store/db.ts";
 import { MergeInSlices } from "../sync/merge.ts";
 import { type CommandAnswer, forwardedEnv, MAX_MESSAGE_BYTES, SERVED_COMMANDS } from "./command-protocol.ts";
+import { clearStaleSocket, fileIdentity, listenAtFreshName, removeSocket } from "./socket-file.ts";
 
 /** One command the server hands to its runner: a client's, or its own warm-up search. */
 export interface ClientCommand {
@@ -89,7 +89,7 @@ export async function listenForCommands(options: CommandServerOptions): Promise<
 	let listener: ReturnType<typeof Bun.listen<Connection>>;
 	let bound: string;
 	try {
-		[listener, bound] = listenAtFreshName(options.socketPath, {
+		[listener, bound] = listenAtFreshName<Connection>(options.socketPath, {
 			open(s) {
 				s.data = { chunks: [], bytes: 0, pending: null, received: false };
 				// A client that connects and never sends its request does not keep a connection.
@@ -271,83 +271,5 @@ class KeptConnection {
 	close(): void {
 		this.db?.close();
 		this.db = null;
-	}
-}
-
-function fileIdentity(path: string, stat: (path: string) => { dev: number; ino: number } = statSync): string {
-	try {
-		const st = stat(path);
-		return `${st.dev}:${st.ino}`;
-	} catch {
-		return "";
-	}
-}
-
-/**
- * A socket file left by a server that stopped without removing it is removed; one where a server
- * still answers is refused (one server per index); anything that is not a socket is never touched.
- */
-async function clearStaleSocket(path: string): Promise<void> {
-	let isSocket: boolean;
-	try {
-		isSocket = lstatSync(path).isSocket();
-	} catch {
-		return;
-	}
-	if (!isSocket) throw new PiEventsError("E_USAGE", `cannot listen at ${path}: it exists and is not a socket`);
-	if (await answers(path)) throw new PiEventsError("E_USAGE", `a pi-events server already listens at ${path}`);
-	removeSocket(path);
-}
-
-/**
- * A listener bound at a fresh name beside `socketPath`, no longer than its name (a socket path has
- * a length limit), for the caller to link into place. Never bound at `socketPath` itself: Bun's
- * `stop` removes the path it bound, and by then it may name the socket of a server that replaced
- * this one (one started after this one stopped answering, its socket removed by hand); only the
- * fresh name, long gone, is removed that way.
- */
-function listenAtFreshName(
-	socketPath: string,
-	handlers: Parameters<typeof Bun.listen<Connection>>[0]["socket"],
-): [ReturnType<typeof Bun.listen<Connection>>, string] {
-	const length = Math.min(basename(socketPath).length - 1, 24);
-	for (let attempt = 1; ; attempt++) {
-		const path = join(dirname(socketPath), `.${randomUUID().replace(/-/g, "").slice(0, length)}`);
-		try {
-			return [Bun.listen<Connection>({ unix: path, socket: handlers }), path];
-		} catch (err) {
-			// A name that happens to be taken: another.
-			if ((err as NodeJS.ErrnoException).code !== "EADDRINUSE" || attempt >= 5) throw err;
-		}
-	}
-}
-
-/** Whether a server accepts connections at `path`. */
-export function answers(path: string): Promise<boolean> {
-	return new Promise((resolve) => {
-		Bun.connect({
-			unix: path,
-			socket: {
-				open(s) {
-					s.end();
-					resolve(true);
-				},
-				data() {},
-				connectError() {
-					resolve(false);
-				},
-				error() {
-					resolve(false);
-				},
-			},
-		}).catch(() => resolve(false));
-	});
-}
-
-function removeSocket(path: string): void {
-	try {
-		if (lstatSync(path).isSocket()) unlinkSync(path);
-	} catch {
-		// Already gone.
 	}
 }

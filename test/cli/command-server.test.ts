@@ -10,7 +10,7 @@ import { appendFileSync, existsSync, mkdirSync, rmSync, statSync } from "node:fs
 import { join } from "node:path";
 import { type AgentLayout, cleanupTempDirs, type CliResult, isolatedEnv, MAIN, makeAgentLayout, runCli } from "../helpers/temp.ts";
 import { assistantEntry, oneMessageSession, userEntry, writeSession } from "../query/helpers.ts";
-import { answers } from "../../src/server/command-server.ts";
+import { answers } from "../../src/server/socket-file.ts";
 
 afterAll(cleanupTempDirs);
 

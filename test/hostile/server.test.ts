@@ -9,7 +9,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { appendFileSync, chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, truncateSync, unlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { answers } from "../../src/server/command-server.ts";
+import { answers } from "../../src/server/socket-file.ts";
 import { CLIENT_ONLY_ENV, FORWARDED_ENV } from "../../src/server/command-protocol.ts";
 import { type AgentLayout, cleanupTempDirs, isolatedEnv, MAIN, makeAgentLayout, makeTempDir, runCli } from "../helpers/temp.ts";
 import { oneMessageSession, writeSession } from "../query/helpers.ts";

@@ -22,21 +22,24 @@ import {
 } from "./answers-score.ts";
 
 /**
- * Floors at today's measure, so they can only ratchet up: raise them when the search improves.
- * The issue's target: answer@1 ≥ 0.85 and answer@3 ≥ 0.95 overall, and no empty answer where the
- * query words occur together in one turn (emptyWhereTurnHoldsAllWords = 0).
+ * Floors at the figures measured on main when the evaluation landed (issue 34: 62 cases; answer@1
+ * 0, answer@3 0.048, MRR 0.028; the ten turn-window queries answer nothing), each rounded down, so
+ * they can only ratchet up: raise them to the new measure whenever the search improves. The
+ * issue's target: answer@1 ≥ 0.85 and answer@3 ≥ 0.95 overall, and no empty answer where the query
+ * words occur together in one turn (emptyWhereTurnHoldsAllWords = 0).
  */
-const FLOORS: { overall: Omit<Metrics, "cases" | "empty">; byKind: Record<Kind, Omit<Metrics, "cases" | "empty">>; emptyWhereTurnHoldsAllWords: number } = {
-	overall: { answer1: 0, answer3: 0, mrr: 0 },
+type Floor = Omit<Metrics, "cases" | "empty">;
+const FLOORS: { overall: Floor; byKind: Record<Kind, Floor>; emptyWhereTurnHoldsAllWords: number } = {
+	overall: { answer1: 0, answer3: 0.048, mrr: 0.028 },
 	byKind: {
-		"status-line": { answer1: 0, answer3: 0, mrr: 0 },
+		"status-line": { answer1: 0, answer3: 0.071, mrr: 0.035 },
 		"noisy-logs": { answer1: 0, answer3: 0, mrr: 0 },
-		"later-session": { answer1: 0, answer3: 0, mrr: 0 },
+		"later-session": { answer1: 0, answer3: 0, mrr: 0.017 },
 		"turn-window": { answer1: 0, answer3: 0, mrr: 0 },
-		easy: { answer1: 0, answer3: 0, mrr: 0 },
+		easy: { answer1: 0, answer3: 0.153, mrr: 0.076 },
 	},
-	/** Ceiling: at most this many such empty answers (today's count). */
-	emptyWhereTurnHoldsAllWords: 1,
+	/** A ceiling: at most this many such empty answers (today: every turn-window case). */
+	emptyWhereTurnHoldsAllWords: 10,
 };
 
 let dir: string;
@@ -58,6 +61,13 @@ afterAll(() => {
 });
 
 describe("answers evaluation (fixtures/answers)", () => {
+	test("has the issue's cases: at least 60, and at least 10 of each hard kind", () => {
+		expect(cases.length).toBeGreaterThanOrEqual(60);
+		for (const k of ["status-line", "noisy-logs", "later-session", "turn-window"] as const) {
+			expect({ kind: k, enough: cases.filter((c) => c.kind === k).length >= 10 }).toEqual({ kind: k, enough: true });
+		}
+	});
+
 	test("every case's answerHoldsAllWords is what the index says", () => {
 		for (const c of cases) {
 			expect({ id: c.id, holds: holdsAllWords(db, c.root, c.query, c.expected) }).toEqual({ id: c.id, holds: c.answerHoldsAllWords });
@@ -76,7 +86,7 @@ describe("answers evaluation (fixtures/answers)", () => {
 
 	test("answer@1, answer@3 and MRR stay at or above today's floors, overall and by kind", () => {
 		const at = (m: Metrics) => ({ answer1: m.answer1, answer3: m.answer3, mrr: m.mrr });
-		const atLeast = (m: Metrics, floor: Omit<Metrics, "cases" | "empty">) => ({
+		const atLeast = (m: Metrics, floor: Floor) => ({
 			answer1: m.answer1 >= floor.answer1 - 1e-9,
 			answer3: m.answer3 >= floor.answer3 - 1e-9,
 			mrr: m.mrr >= floor.mrr - 1e-9,

@@ -44,6 +44,12 @@ export class PreparePipeline {
 	private announced = false;
 	/** A part received ahead of the file it belongs to (never happens while in step). */
 	private pending: PreparedPart | null = null;
+	/**
+	 * The file whose last part (its end, or its failure) was handed out: nothing of it is left to
+	 * skip. Waiting for more of it waited out SILENCE_MS when it was the worker's last file (a new
+	 * file without a session header, read to its end and then indexed here).
+	 */
+	private finished: string | null = null;
 
 	private constructor(
 		paths: string[],
@@ -75,7 +81,10 @@ export class PreparePipeline {
 		const part = this.pending ?? this.receive();
 		this.pending = null;
 		if (part === null) return null;
-		if (part.path === path) return part;
+		if (part.path === path) {
+			if (part.kind !== "events") this.finished = path;
+			return part;
+		}
 		this.debug?.(`the prepare worker is out of step (${part.path} for ${path}): indexing the rest on the main thread`);
 		this.close(); // out of step: never use a part prepared for another path
 		return null;
@@ -83,6 +92,7 @@ export class PreparePipeline {
 
 	/** Drop what is left of `path` (its file was indexed another way). */
 	skip(path: string): void {
+		if (this.finished === path) return;
 		for (;;) {
 			const part = this.pending ?? this.receive();
 			this.pending = null;

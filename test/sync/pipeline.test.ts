@@ -5,9 +5,10 @@
  * new file that fails part way leaves none of its rows.
  */
 import { afterAll, expect, test } from "bun:test";
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { appendFileSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { SourceDir } from "../../src/source/discover.ts";
+import { MAX_LINE_BYTES } from "../../src/source/session-parser.ts";
 import { openIndex } from "../../src/store/db.ts";
 import { IndexWriter } from "../../src/store/write.ts";
 import { type PreparedPart, prepareFile, splitEventsPart } from "../../src/sync/prepare.ts";
@@ -87,6 +88,49 @@ test("a pipelined cold index loads with FTS5's bulk settings and puts the index'
 	});
 	expect(plainDuring.length).toBeGreaterThan(10);
 	for (const s of plainDuring) expect(s).toEqual({});
+});
+
+test("a new file without a session header, the worker's last, is indexed at once and as on the main thread", () => {
+	// Such a file is read to its end in the worker and then indexed on this thread. Its size does
+	// not matter: a 65 MB file of zero bytes (a cold index's pipeline) and 4 of them alike waited
+	// out the worker's 20 s silence, for more of a file whose end had already come.
+	// Each case: how the file is written, and the kinds of the diagnostics it counts.
+	const cases: [string, (path: string) => void, string[]][] = [
+		["empty", (path) => writeFileSync(path, ""), []],
+		["zero bytes, no LF", (path) => writeFileSync(path, Buffer.alloc(4096)), []],
+		["a line of zero bytes", (path) => writeFileSync(path, Buffer.concat([Buffer.alloc(4096), Buffer.from("\n")])), ["malformed-json"]],
+		[
+			"an oversized line of zero bytes",
+			(path) => {
+				writeFileSync(path, "");
+				truncateSync(path, MAX_LINE_BYTES + 1);
+				appendFileSync(path, "\n");
+			},
+			["oversized-line"],
+		],
+	];
+	for (const [name, write, kinds] of cases) {
+		const sessions = join(makeTempDir("pi-events-pipeline-"), "sessions");
+		mkdirSync(join(sessions, "--work--"), { recursive: true });
+		write(join(sessions, "--work--", "zeros.jsonl"));
+		const sources: SourceDir[] = [{ path: sessions, origin: "flag" }];
+		const debug: string[] = [];
+		const piped = openIndex(":memory:");
+		const plain = openIndex(":memory:");
+		const started = performance.now();
+		const a = syncIndex(piped, { sourceDirs: sources, pipeline: "always", debug: (l) => debug.push(l) });
+		const elapsed = performance.now() - started;
+		const b = syncIndex(plain, { sourceDirs: sources, pipeline: "never" });
+		expect({ name, fallback: debug.filter((l) => l.includes("main thread")) }).toEqual({ name, fallback: [] });
+		expect(elapsed).toBeLessThan(10_000);
+		expect(a.sessions).toEqual(b.sessions);
+		expect(a.sessions.rejected).toBe(1);
+		expect({ name, kinds: a.diagnostics.map((d) => d.kind) }).toEqual({ name, kinds });
+		expect(a.diagnostics).toEqual(b.diagnostics);
+		expect(a.diagnosticsByFile).toEqual(b.diagnosticsByFile);
+		expect(a.bytesRead).toBe(b.bytesRead);
+		expect(dumpIndex(piped)).toEqual(dumpIndex(plain));
+	}
 });
 
 test("a file another writer indexed meanwhile is not written again from its prepared parts", () => {

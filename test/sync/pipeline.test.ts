@@ -7,6 +7,7 @@
 import { afterAll, expect, test } from "bun:test";
 import { appendFileSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
+import type { Diagnostic } from "../../src/model.ts";
 import type { SourceDir } from "../../src/source/discover.ts";
 import { MAX_LINE_BYTES } from "../../src/source/session-parser.ts";
 import { openIndex } from "../../src/store/db.ts";
@@ -95,7 +96,7 @@ test("a new file without a session header, the worker's last, is indexed at once
 	// not matter: a 65 MB file of zero bytes (a cold index's pipeline) and 4 of them alike waited
 	// out the worker's 20 s silence, for more of a file whose end had already come.
 	// Each case: how the file is written, and the kinds of the diagnostics it counts.
-	const cases: [string, (path: string) => void, string[]][] = [
+	const cases: [string, (path: string) => void, Diagnostic["kind"][]][] = [
 		["empty", (path) => writeFileSync(path, ""), []],
 		["zero bytes, no LF", (path) => writeFileSync(path, Buffer.alloc(4096)), []],
 		["a line of zero bytes", (path) => writeFileSync(path, Buffer.concat([Buffer.alloc(4096), Buffer.from("\n")])), ["malformed-json"]],

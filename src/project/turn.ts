@@ -169,3 +169,60 @@ function alternativesOf<N extends TurnNode>(tree: TurnTree<N>, span: TurnSpan<N>
 	});
 	return out;
 }
+
+/** What deciding turns needs of an entry. */
+export type TurnShape = Pick<TurnNode, "entryId" | "parentId" | "eventType" | "role">;
+
+/**
+ * For every node of a session (in append order), the position in `nodes` of the prompt of its
+ * turn (promptOf's answer for every entry at once, in linear time): the node itself when it is a
+ * prompt, else its parent's. Null before a session's first prompt, for an entry whose parent
+ * chain loops or reaches an unknown id without a prompt, and on a chain longer than `maxEntries`.
+ * This is what the index stores per event (the prompt's append position): an entry's ancestors
+ * never change as a session grows, so the value is append-stable.
+ */
+export function turnPromptPositions(nodes: readonly TurnShape[], maxEntries = MAX_TURN_ENTRIES): (number | null)[] {
+	const indexById = new Map<string, number>();
+	nodes.forEach((n, i) => indexById.set(n.entryId, i));
+	const UNKNOWN = -2;
+	const NONE = -1;
+	const result: number[] = new Array(nodes.length).fill(UNKNOWN);
+	/** Distance from the prompt (or the chain's top), so that the bound holds as promptOf's does. */
+	const depth: number[] = new Array(nodes.length).fill(0);
+	for (let i = 0; i < nodes.length; i++) {
+		if (result[i] !== UNKNOWN) continue;
+		// Up to a node whose answer is known, a prompt, or the chain's top; then back down.
+		const chain: number[] = [];
+		const onChain = new Set<number>();
+		let cursor: number | undefined = i;
+		let answer = NONE;
+		let base = 0;
+		while (cursor !== undefined) {
+			if (result[cursor] !== UNKNOWN) {
+				answer = result[cursor]!;
+				base = depth[cursor]! + 1;
+				break;
+			}
+			if (onChain.has(cursor)) {
+				// A loop: nothing on it has a prompt (promptOf stops at the repeat with none).
+				answer = NONE;
+				break;
+			}
+			chain.push(cursor);
+			onChain.add(cursor);
+			const node: TurnShape = nodes[cursor]!;
+			if (startsTurn(node)) {
+				answer = cursor;
+				break;
+			}
+			cursor = node.parentId === null ? undefined : indexById.get(node.parentId);
+		}
+		for (let k = chain.length - 1; k >= 0; k--) {
+			const at = chain[k]!;
+			const d = startsTurn(nodes[at]!) ? 0 : base + (chain.length - 1 - k);
+			depth[at] = d;
+			result[at] = answer !== NONE && d < maxEntries ? answer : NONE;
+		}
+	}
+	return result.map((r) => (r >= 0 ? r : null));
+}

@@ -6,6 +6,7 @@ import { constants, Database, type Statement } from "bun:sqlite";
 import { existsSync, statSync } from "node:fs";
 import { PiEventsError } from "../errors.ts";
 import { GAP_TOKEN } from "../project/text.ts";
+import { MAX_TURN_ENTRIES } from "../project/turn.ts";
 import { ddlFor, type FullTextVariant, fullTextVariantFor } from "./sqlite-compat.ts";
 import { prepareIndexFiles } from "./access.ts";
 import { markUnsynced, removeStaleMarkers, settleLeftMarkers, settleUnsynced } from "./unsynced.ts";
@@ -15,18 +16,20 @@ import { markUnsynced, removeStaleMarkers, settleLeftMarkers, settleUnsynced } f
  * (an index) also gets an entry in SCHEMA_UPGRADES, so that an index built before it is brought
  * up to date in place instead of rebuilt.
  */
-export const SCHEMA_VERSION = 21;
+export const SCHEMA_VERSION = 22;
 
 /**
  * The oldest schema version whose code can read and write an index of this version as it is:
  * 17, 18 and 20 only added indexes, which SQLite keeps up to date whoever writes; 19 added a column
  * (sessions.first_ts_ms) that older code leaves NULL in the sessions it writes, which this code
  * reads as "not known" (see NO_EVENT_TIME); 21 changed which events are echoes (derived), and
- * older code marks the events it writes by its own rule, as it did before. Recorded in the index, so that this code can use an index
+ * older code marks the events it writes by its own rule, as it did before. 22 added events.turn_seq, which older
+ * code would leave NULL in the events it writes (their hits would lose their turn): only 22's code
+ * may write it. Recorded in the index, so that this code can use an index
  * of a newer version that says it still may (rather than rebuild it, and a newer binary rebuild it
  * again: two versions of pi-events used in turn).
  */
-export const SCHEMA_COMPATIBLE_FROM = 16;
+export const SCHEMA_COMPATIBLE_FROM = 22;
 
 /**
  * sessions.first_ts_ms of a session none of whose events has a time. NULL there means not known:
@@ -64,6 +67,21 @@ export const SCHEMA_UPGRADES: Readonly<Record<number, string>> = {
 				  WHERE e.role = 'bashExecution' AND EXISTS (SELECT 1 FROM fragments f WHERE f.event_key = e.event_key AND f.derived = 1)
 				UNION SELECT session_key FROM events WHERE tool_name LIKE '%event\\_sessions' ESCAPE '\\'));
 		DELETE FROM meta WHERE key IN ('last_full_check', 'idle_cursor');`,
+	// 22: the turn of every event, from the tree as sync/classify.ts derives it (project/turn.ts
+	// turnPromptPositions): a prompt is its own turn, any other entry has its parent's, at most
+	// MAX_TURN_ENTRIES - 1 steps below the prompt; loops and unknown parents have none.
+	21: `ALTER TABLE events ADD COLUMN turn_seq INTEGER;
+		CREATE TEMP TABLE upgrade_turns AS WITH RECURSIVE walk(event_key, session_key, entry_id, turn, depth) AS (
+		  SELECT event_key, session_key, entry_id, seq, 0 FROM events WHERE event_type = 'message' AND role = 'user'
+		  UNION ALL
+		  SELECT c.event_key, c.session_key, c.entry_id, walk.turn, walk.depth + 1 FROM walk
+		  JOIN events c ON c.session_key = walk.session_key AND c.parent_id = walk.entry_id
+		  WHERE NOT (c.event_type = 'message' AND c.role IS 'user') AND walk.depth + 1 < ${MAX_TURN_ENTRIES}
+		) SELECT event_key, turn FROM walk;
+		CREATE INDEX temp.upgrade_turns_by_event ON upgrade_turns(event_key);
+		UPDATE events SET turn_seq = (SELECT turn FROM upgrade_turns u WHERE u.event_key = events.event_key);
+		DROP TABLE temp.upgrade_turns;
+		CREATE INDEX IF NOT EXISTS events_turn_answers ON events(session_key, turn_seq, seq) WHERE role = 'assistant';`,
 };
 
 export const SCHEMA_DDL = `
@@ -150,9 +168,11 @@ CREATE TABLE events (
   context_role TEXT NOT NULL,
   selection_state TEXT NOT NULL DEFAULT 'unknown',
   -- JSON array of this entry's tool-call ids that run pi-events (their results are derived too), or NULL.
-  derived_calls TEXT,
+  derived_calls TEXT, turn_seq INTEGER,
   UNIQUE (session_key, entry_id)
 );
+-- turn_seq (schema 22): the seq of the prompt whose turn holds the event (project/turn.ts), NULL before
+-- a session's first prompt. Written beside the last column, as ALTER TABLE adds it, so that an upgraded index has this very schema.
 CREATE INDEX events_by_seq ON events(session_key, seq);
 CREATE INDEX events_by_parent ON events(session_key, parent_id);
 CREATE INDEX events_by_call ON events(session_key, tool_call_id) WHERE tool_call_id IS NOT NULL;
@@ -165,6 +185,8 @@ CREATE INDEX events_with_derived_calls ON events(session_key) WHERE derived_call
 -- Entries on abandoned branches (few): whether a listed session has any is a seek (store/listing.ts
 -- sessionSummaries; reading its events instead cost 20 sessions of 5,000 entries 23.6 ms).
 CREATE INDEX events_alternate ON events(session_key) WHERE branch_state = 'alternate';
+-- A turn's assistant messages, newest first: a hit's turn outcome is one short seek (query/turns.ts).
+CREATE INDEX events_turn_answers ON events(session_key, turn_seq, seq) WHERE role = 'assistant';
 CREATE TABLE fragments (
   frag_key INTEGER PRIMARY KEY,
   event_key INTEGER NOT NULL,

@@ -37,6 +37,9 @@ export interface FileRow {
 
 export interface TreeRow {
 	event_key: number;
+	seq: number;
+	/** The append position of the turn's prompt (sync/classify.ts). */
+	turn_seq: number | null;
 	entry_id: string;
 	parent_id: string | null;
 	event_type: string;
@@ -92,8 +95,8 @@ function contextRoleOf(eventType: string, role: string | null): TreeState["conte
 
 const SQL_INSERT_EVENT = `INSERT INTO events (session_key, seq, entry_id, id_derived, parent_id, event_type, role, tool_name, tool_call_id,
 			  custom_type, ts_ms, is_error, exit_code, target_id, call_ids, line, byte_offset, byte_length, content_hash, meta, context_role, derived_calls,
-			  branch_state, selection_state)
-			 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)`;
+			  branch_state, selection_state, turn_seq)
+			 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25)`;
 const SQL_INSERT_FRAGMENT =
 	"INSERT INTO fragments (frag_key, event_key, session_key, fragment_id, kind, weight, full_length, bounded, derived, ts_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
 const SQL_INSERT_FTS = "INSERT INTO fts (rowid, body, aux, scope, forms) VALUES (?1, ?2, ?3, ?4, ?5)";
@@ -150,7 +153,12 @@ export class IndexWriter {
 	 * Insert projected events. Relative file-evidence paths are resolved against the session's
 	 * (absolute) cwd so `--file` filters match however the tool call spelled the path.
 	 */
-	insertEvents(sessionKey: number, events: ProjectedEvent[], session: SessionScope, states?: readonly Classification[]): { fragments: number } {
+	insertEvents(
+		sessionKey: number,
+		events: ProjectedEvent[],
+		session: SessionScope,
+		states?: readonly (Classification & { turnSeq: number | null })[],
+	): { fragments: number } {
 		const cwd = session.cwd;
 		const scope = scopeColumn(session.cwdReal, session.sessionId);
 		const derivedScope = derivedScopeColumn(scope);
@@ -196,6 +204,7 @@ export class IndexWriter {
 				e.derivedCallIds.length > 0 ? JSON.stringify(e.derivedCallIds) : null,
 				states?.[i]?.branchState ?? "unknown",
 				states?.[i]?.selectionState ?? "unknown",
+				states?.[i]?.turnSeq ?? null,
 			);
 			const eventKey = Number(result.lastInsertRowid);
 			for (const f of e.fragments) {
@@ -347,7 +356,7 @@ export class IndexWriter {
 	loadTreeRows(sessionKey: number): TreeRow[] {
 		return this.db
 			.query(
-				`SELECT event_key, entry_id, parent_id, event_type, role, target_id, branch_state, selection_state,
+				`SELECT event_key, seq, turn_seq, entry_id, parent_id, event_type, role, target_id, branch_state, selection_state,
 				   CASE WHEN event_type IN ('branch_summary', 'context_edit') THEN meta END AS meta
 				 FROM events WHERE session_key = ?1 ORDER BY seq`,
 			)
@@ -363,7 +372,7 @@ export class IndexWriter {
 	loadTreeRowsTail(sessionKey: number, fromSeq: number): TreeRow[] {
 		return this.db
 			.query(
-				`SELECT event_key, entry_id, parent_id, event_type, role, target_id, branch_state, selection_state,
+				`SELECT event_key, seq, turn_seq, entry_id, parent_id, event_type, role, target_id, branch_state, selection_state,
 				   CASE WHEN event_type IN ('branch_summary', 'context_edit') THEN meta END AS meta
 				 FROM events WHERE session_key = ?1 AND seq >= ?2 ORDER BY seq`,
 			)
@@ -371,17 +380,18 @@ export class IndexWriter {
 	}
 
 	/** The last appended event of a session (the materialized leaf) and its states. */
-	leafRow(sessionKey: number): { entry_id: string; branch_state: string } | null {
+	leafRow(sessionKey: number): { entry_id: string; branch_state: string; turn_seq: number | null } | null {
 		return (
-			(this.db.query("SELECT entry_id, branch_state FROM events WHERE session_key = ?1 ORDER BY seq DESC LIMIT 1").get(sessionKey) as {
+			(this.db.query("SELECT entry_id, branch_state, turn_seq FROM events WHERE session_key = ?1 ORDER BY seq DESC LIMIT 1").get(sessionKey) as {
 				entry_id: string;
 				branch_state: string;
+				turn_seq: number | null;
 			} | null) ?? null
 		);
 	}
 
-	updateTreeState(eventKey: number, branchState: string, selectionState: string): void {
-		this.db.run("UPDATE events SET branch_state = ?2, selection_state = ?3 WHERE event_key = ?1", [eventKey, branchState, selectionState]);
+	updateTreeState(eventKey: number, branchState: string, selectionState: string, turnSeq: number | null): void {
+		this.db.run("UPDATE events SET branch_state = ?2, selection_state = ?3, turn_seq = ?4 WHERE event_key = ?1", [eventKey, branchState, selectionState, turnSeq]);
 	}
 
 	/** Checkpoint and truncate the WAL without waiting; false when readers kept it from completing. */

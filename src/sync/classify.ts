@@ -4,6 +4,7 @@
  */
 import type { ProjectedEvent } from "../project/projector.ts";
 import { type Classification, classifySession, producesMessages, type TreeNode } from "../project/tree.ts";
+import { startsTurn, turnPromptPositions } from "../project/turn.ts";
 import type { IndexWriter, TreeRow } from "../store/write.ts";
 
 function toNode(row: TreeRow): TreeNode {
@@ -30,21 +31,32 @@ function nodeOf(entryId: string, parentId: string | null, eventType: string, rol
  * written: what classifyFull computes from the rows, so a new file needs no UPDATE per event.
  * Meta counts only for the two kinds loadTreeRows reads it for.
  */
-export function classifyEvents(events: readonly ProjectedEvent[]): Classification[] {
-	return classifySession(
-		events.map((e) =>
-			nodeOf(e.entryId, e.parentId, e.eventType, e.role, e.targetId, e.eventType === "branch_summary" || e.eventType === "context_edit" ? e.meta : {}),
-		),
+export function classifyEvents(events: readonly ProjectedEvent[]): EventClassification[] {
+	const nodes = events.map((e) =>
+		nodeOf(e.entryId, e.parentId, e.eventType, e.role, e.targetId, e.eventType === "branch_summary" || e.eventType === "context_edit" ? e.meta : {}),
 	);
+	return withTurns(classifySession(nodes), nodes, (i) => events[i]!.seq);
+}
+
+/** A tree classification and the turn: the append position (seq) of the turn's prompt, null before the first prompt. */
+export type EventClassification = Classification & { turnSeq: number | null };
+
+function withTurns(states: Classification[], nodes: readonly TreeNode[], seqAt: (i: number) => number): EventClassification[] {
+	const prompts = turnPromptPositions(nodes);
+	return states.map((s, i) => {
+		const prompt = prompts[i];
+		return { ...s, turnSeq: prompt === null || prompt === undefined ? null : seqAt(prompt) };
+	});
 }
 
 export function classifyFull(writer: IndexWriter, sessionKey: number): void {
 	const rows = writer.loadTreeRows(sessionKey);
-	const states = classifySession(rows.map(toNode));
+	const nodes = rows.map(toNode);
+	const states = withTurns(classifySession(nodes), nodes, (i) => rows[i]!.seq);
 	rows.forEach((row, i) => {
 		const s = states[i]!;
-		if (s.branchState !== row.branch_state || s.selectionState !== row.selection_state) {
-			writer.updateTreeState(row.event_key, s.branchState, s.selectionState);
+		if (s.branchState !== row.branch_state || s.selectionState !== row.selection_state || s.turnSeq !== row.turn_seq) {
+			writer.updateTreeState(row.event_key, s.branchState, s.selectionState, s.turnSeq);
 		}
 	});
 }
@@ -57,7 +69,7 @@ export function classifyFull(writer: IndexWriter, sessionKey: number): void {
 export function classifyAfterAppend(
 	writer: IndexWriter,
 	sessionKey: number,
-	oldLeaf: { entry_id: string; branch_state: string } | null,
+	oldLeaf: { entry_id: string; branch_state: string; turn_seq: number | null } | null,
 	added: ProjectedEvent[],
 ): void {
 	let previous = oldLeaf?.entry_id ?? null;
@@ -74,8 +86,11 @@ export function classifyAfterAppend(
 		return;
 	}
 	const rows = writer.loadTreeRowsTail(sessionKey, added[0]!.seq);
+	// Each new entry's parent is the one before it (the first's, the old leaf): a prompt starts a turn, anything else continues its parent's.
+	let turn = oldLeaf?.turn_seq ?? null;
 	for (const row of rows) {
 		const node = toNode(row);
-		writer.updateTreeState(row.event_key, "selected", producesMessages(node) ? "direct" : "not-applicable");
+		if (startsTurn(node)) turn = row.seq;
+		writer.updateTreeState(row.event_key, "selected", producesMessages(node) ? "direct" : "not-applicable", turn);
 	}
 }

@@ -6,7 +6,7 @@
  */
 import type { Diagnostic } from "../model.ts";
 import { fullTextColumns } from "../project/fulltext.ts";
-import type { Classification } from "../project/tree.ts";
+import type { EventClassification } from "./classify.ts";
 import { type ProjectedEvent, projectEntry } from "../project/projector.ts";
 import { WordForms } from "../project/stem.ts";
 import { type DurableRead, fingerprintPrefix, readDurableLines } from "../source/read.ts";
@@ -19,7 +19,7 @@ export type PreparedPart =
 	 * `state`: the parser state after these events (the session row is written from its header).
 	 * `states`: when these are all the file's events, their tree states (classifyEvents).
 	 */
-	| { path: string; kind: "events"; bytes: number; events: ProjectedEvent[]; state: ParserState; states?: Classification[] }
+	| { path: string; kind: "events"; bytes: number; events: ProjectedEvent[]; state: ParserState; states?: EventClassification[] }
 	| {
 			path: string;
 			kind: "end";

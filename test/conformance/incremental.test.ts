@@ -254,9 +254,69 @@ const scenarios: [string, unknown[]][] = [
 			msg("a1", "t1", "assistant", "hi"),
 		],
 	],
+	[
+		"turns: a branch inside a turn, a new prompt on an old branch, a child appended before its parent, entries before the first prompt",
+		[
+			HEADER,
+			entry("model_change", "m0", null, { provider: "anthropic", modelId: "m" }),
+			msg("u1", "m0", "user", "why does the build fail"),
+			msg("a1", "u1", "assistant", "looking at the build log"),
+			msg("a2", "a1", "assistant", "the cache key was stale"),
+			// Rewound to a1: the turn of u1 goes on along another branch.
+			msg("a3", "a1", "assistant", "the lockfile changed"),
+			msg("u2", "a3", "user", "ok, fix it"),
+			// Its parent arrives only later (a forward reference): no turn until then, then u3's.
+			msg("a5", "u3", "assistant", "fixed on the old branch"),
+			msg("u3", "a2", "user", "and on the first branch?"),
+			msg("a4", "u2", "assistant", "fixed: the lockfile is regenerated"),
+		],
+	],
 ];
 
 describe("incremental index == fresh rebuild, synthetic adversarial growth", () => {
+	test("the comparison covers turn data: each event's turn, as the pure turn rule gives it", () => {
+		const lines = scenarios.find(([name]) => name.startsWith("turns:"))![1];
+		const h = harness("turns.jsonl");
+		try {
+			writeFileSync(h.path, `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
+			h.sync();
+			const turns = h.db
+				.query(
+					"SELECT e.entry_id, p.entry_id AS prompt FROM events e LEFT JOIN events p ON p.session_key = e.session_key AND p.seq = e.turn_seq ORDER BY e.seq",
+				)
+				.all();
+			expect(turns).toEqual([
+				{ entry_id: "m0", prompt: null },
+				{ entry_id: "u1", prompt: "u1" },
+				{ entry_id: "a1", prompt: "u1" },
+				{ entry_id: "a2", prompt: "u1" },
+				{ entry_id: "a3", prompt: "u1" },
+				{ entry_id: "u2", prompt: "u2" },
+				{ entry_id: "a5", prompt: "u3" },
+				{ entry_id: "u3", prompt: "u3" },
+				{ entry_id: "a4", prompt: "u2" },
+			]);
+			// A wrong turn is a difference the comparison sees.
+			h.db.run("UPDATE events SET turn_seq = NULL WHERE entry_id = 'a4'");
+			expect(
+				Bun.deepEquals(
+					dumpIndex(h.db),
+					(() => {
+						const fresh = openIndex(":memory:");
+						try {
+							syncIndex(fresh, { sourceDirs: h.sources });
+							return dumpIndex(fresh);
+						} finally {
+							fresh.close();
+						}
+					})(),
+				),
+			).toBe(false);
+		} finally {
+			h.db.close();
+		}
+	});
+
 	test.each(scenarios)("%s", (_name, lines) => {
 		const text = lines.map((l) => (typeof l === "string" ? l : JSON.stringify(l))).join("\n") + "\n";
 		const h = harness("synthetic.jsonl");

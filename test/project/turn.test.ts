@@ -9,10 +9,10 @@ import { readFileSync } from "node:fs";
 import { type ProjectedEvent, projectEntry } from "../../src/project/projector.ts";
 import { classifySession } from "../../src/project/tree.ts";
 import { ARGS_CHARS, shortArgs, transcriptLines } from "../../src/project/transcript.ts";
-import { promptOf, startsTurn, type TurnNode, treeOf, turnAt, turnFrom } from "../../src/project/turn.ts";
+import { promptOf, startsTurn, type TurnNode, treeOf, turnAt, turnFrom, turnPromptPositions } from "../../src/project/turn.ts";
 import { frameLines } from "../../src/source/jsonl.ts";
 import { initialParserState, parseLines } from "../../src/source/session-parser.ts";
-import { legacyFixture, piFixture } from "../helpers/temp.ts";
+import { allFixtureFiles, legacyFixture, piFixture } from "../helpers/temp.ts";
 
 type Node = TurnNode & { event: ProjectedEvent };
 
@@ -120,6 +120,27 @@ describe("turn boundaries", () => {
 			const span = turnAt(tree, n.entryId)!;
 			expect(new Set(ids(span.entries)).size).toBe(span.entries.length);
 		}
+	});
+
+	test("the turns the index stores (every entry at once) are promptOf's, on every fixture; a chain deeper than the bound has none", () => {
+		let withPrompt = 0;
+		for (const file of allFixtureFiles()) {
+			const { nodes, tree } = session(file.path);
+			const positions = turnPromptPositions(nodes);
+			nodes.forEach((n, i) => {
+				const position = positions[i];
+				const want = promptOf(tree, n.entryId);
+				expect({ entry: n.entryId, prompt: position === null || position === undefined ? null : nodes[position]!.entryId }).toEqual({
+					entry: n.entryId,
+					prompt: want?.entryId ?? null,
+				});
+				if (want) withPrompt++;
+			});
+			// The same with a small bound: entries deeper than it below their prompt have no turn, as with promptOf.
+			const bounded = turnPromptPositions(nodes, 3);
+			nodes.forEach((n, i) => expect(bounded[i] === null ? null : nodes[bounded[i]!]!.entryId).toBe(promptOf(tree, n.entryId, 3)?.entryId ?? null));
+		}
+		expect(withPrompt).toBeGreaterThan(100);
 	});
 
 	test("only user messages start turns", () => {

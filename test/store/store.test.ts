@@ -6,7 +6,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { scopedMatch } from "../../src/auth/scope-tokens.ts";
 import { parseQuery } from "../../src/query/fts.ts";
@@ -284,7 +284,17 @@ describe("db.ts: failures classified by result code, never by message text", () 
 	test("an index one additive step behind is brought up to date in place: its rows kept, its schema that of a new index", () => {
 		const sessions = makeTempDir("pi-events-upgrade-src-");
 		for (let i = 0; i < 3; i++) writeSession(sessions, oneMessageSession(`0000000${i}-0000-4000-8000-000000000000`, `/work/p${i}`, `upgradeword ${i}`));
+		// A session of several turns, with an abandoned branch: the turns 21 adds are computed on upgrade.
+		copyFileSync(join(import.meta.dir, "../../fixtures/sessions/pi/2026-11-03T10-00-00-000Z_01a1a0d9-f100-7328-bb28-2bee6eb7a29c.jsonl"), join(sessions, "branched.jsonl"));
 		const built = buildIndex([sessions]);
+		const turnsOf = (db: Database) => db.query("SELECT session_key, seq, turn_seq FROM events ORDER BY session_key, seq").all();
+		const turns = turnsOf(built.db);
+		expect(turns.filter((r) => (r as { turn_seq: number | null }).turn_seq !== null).length).toBeGreaterThan(5);
+		/** The events table as it was before 21: no turn_seq, no index of a turn's answers. */
+		const before21 = (db: Database) => {
+			db.run("DROP INDEX events_turn_answers");
+			db.run("ALTER TABLE events DROP COLUMN turn_seq");
+		};
 		const path = join(built.dir, "index.db");
 		const schemaOf = (db: Database) =>
 			(db.query("SELECT name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY name").all() as { name: string; sql: string }[]).map(
@@ -306,6 +316,7 @@ describe("db.ts: failures classified by result code, never by message text", () 
 		// The schema as version 16 had it: no cwd index, the activity index without the cwd (17), no index of calls that run pi-events (18).
 		built.db.run("DROP INDEX events_with_derived_calls");
 		before19(built.db, false);
+		before21(built.db);
 		built.db.run("CREATE INDEX sessions_by_activity ON sessions(last_ts_ms DESC, session_id)");
 		built.db.run("PRAGMA user_version = 16");
 		built.close();
@@ -315,10 +326,12 @@ describe("db.ts: failures classified by result code, never by message text", () 
 		try {
 			expect(upgraded.query("PRAGMA user_version").get()).toEqual({ user_version: SCHEMA_VERSION });
 			expect(schemaOf(upgraded)).toEqual(current);
-			expect(upgraded.query("SELECT count(*) AS n FROM sessions").get()).toEqual({ n: 3 });
+			expect(upgraded.query("SELECT count(*) AS n FROM sessions").get()).toEqual({ n: 4 });
 			expect(upgraded.query("SELECT count(*) AS n FROM fts WHERE fts MATCH 'upgradeword'").get()).toEqual({ n: 3 });
 			// The column 19 added, computed from the events as a sync writes it.
 			expect(upgraded.query("SELECT session_key, first_ts_ms FROM sessions ORDER BY session_key").all()).toEqual(first);
+			// The column 21 added, computed in SQL as a sync computes it.
+			expect(turnsOf(upgraded)).toEqual(turns);
 		} finally {
 			upgraded.close();
 		}
@@ -335,22 +348,34 @@ describe("db.ts: failures classified by result code, never by message text", () 
 		opened((db) => {
 			db.run("DROP INDEX events_with_derived_calls");
 			before19(db);
+			before21(db);
 			db.run("PRAGMA user_version = 17");
 		});
 		opened((db) => {
 			expect(db.query("PRAGMA user_version").get()).toEqual({ user_version: SCHEMA_VERSION });
 			expect(schemaOf(db)).toEqual(current);
-			expect(db.query("SELECT count(*) AS n FROM sessions").get()).toEqual({ n: 3 });
+			expect(db.query("SELECT count(*) AS n FROM sessions").get()).toEqual({ n: 4 });
 		});
 		// Version 18: only 19's column and its indexes are missing.
 		opened((db) => {
 			before19(db);
+			before21(db);
 			db.run("PRAGMA user_version = 18");
 		});
 		opened((db) => {
 			expect(db.query("PRAGMA user_version").get()).toEqual({ user_version: SCHEMA_VERSION });
 			expect(schemaOf(db)).toEqual(current);
 			expect(db.query("SELECT session_key, first_ts_ms FROM sessions ORDER BY session_key").all()).toEqual(first);
+		});
+		// Version 20: only the turns are missing.
+		opened((db) => {
+			before21(db);
+			db.run("PRAGMA user_version = 20");
+		});
+		opened((db) => {
+			expect(db.query("PRAGMA user_version").get()).toEqual({ user_version: SCHEMA_VERSION });
+			expect(schemaOf(db)).toEqual(current);
+			expect(turnsOf(db)).toEqual(turns);
 		});
 		// Older than any step: rebuilt, as before.
 		opened((db) => db.run("PRAGMA user_version = 15"));

@@ -183,7 +183,7 @@ export type TurnShape = Pick<TurnNode, "entryId" | "parentId" | "eventType" | "r
  */
 export function turnPromptPositions(nodes: readonly TurnShape[], maxEntries = MAX_TURN_ENTRIES): (number | null)[] {
 	const indexById = new Map<string, number>();
-	nodes.forEach((n, i) => indexById.set(n.entryId, i));
+	for (const [i, n] of nodes.entries()) indexById.set(n.entryId, i);
 	const UNKNOWN = -2;
 	const NONE = -1;
 	const result: number[] = new Array(nodes.length).fill(UNKNOWN);

@@ -391,7 +391,12 @@ export class IndexWriter {
 	}
 
 	updateTreeState(eventKey: number, branchState: string, selectionState: string, turnSeq: number | null): void {
-		this.db.run("UPDATE events SET branch_state = ?2, selection_state = ?3, turn_seq = ?4 WHERE event_key = ?1", [eventKey, branchState, selectionState, turnSeq]);
+		this.db.run("UPDATE events SET branch_state = ?2, selection_state = ?3, turn_seq = ?4 WHERE event_key = ?1", [
+			eventKey,
+			branchState,
+			selectionState,
+			turnSeq,
+		]);
 	}
 
 	/** Checkpoint and truncate the WAL without waiting; false when readers kept it from completing. */

@@ -138,7 +138,8 @@ describe("turn boundaries", () => {
 			});
 			// The same with a small bound: entries deeper than it below their prompt have no turn, as with promptOf.
 			const bounded = turnPromptPositions(nodes, 3);
-			nodes.forEach((n, i) => expect(bounded[i] === null ? null : nodes[bounded[i]!]!.entryId).toBe(promptOf(tree, n.entryId, 3)?.entryId ?? null));
+			for (const [i, n] of nodes.entries())
+				expect(bounded[i] === null ? null : nodes[bounded[i]!]!.entryId).toBe(promptOf(tree, n.entryId, 3)?.entryId ?? null);
 		}
 		expect(withPrompt).toBeGreaterThan(100);
 	});

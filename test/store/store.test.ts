@@ -285,7 +285,10 @@ describe("db.ts: failures classified by result code, never by message text", () 
 		const sessions = makeTempDir("pi-events-upgrade-src-");
 		for (let i = 0; i < 3; i++) writeSession(sessions, oneMessageSession(`0000000${i}-0000-4000-8000-000000000000`, `/work/p${i}`, `upgradeword ${i}`));
 		// A session of several turns, with an abandoned branch: the turns 21 adds are computed on upgrade.
-		copyFileSync(join(import.meta.dir, "../../fixtures/sessions/pi/2026-11-03T10-00-00-000Z_01a1a0d9-f100-7328-bb28-2bee6eb7a29c.jsonl"), join(sessions, "branched.jsonl"));
+		copyFileSync(
+			join(import.meta.dir, "../../fixtures/sessions/pi/2026-11-03T10-00-00-000Z_01a1a0d9-f100-7328-bb28-2bee6eb7a29c.jsonl"),
+			join(sessions, "branched.jsonl"),
+		);
 		const built = buildIndex([sessions]);
 		const turnsOf = (db: Database) => db.query("SELECT session_key, seq, turn_seq FROM events ORDER BY session_key, seq").all();
 		const turns = turnsOf(built.db);

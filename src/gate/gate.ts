@@ -71,6 +71,9 @@ import {
 	fileEventSpans,
 	type SqlFilters,
 	termOccurrences,
+	type TurnEventRow,
+	turnOutcome,
+	turnPrompt,
 } from "../store/search.ts";
 import {
 	type BrowseOptions,
@@ -88,7 +91,7 @@ import {
 import { cwdOfIndexedFile } from "../store/status.ts";
 import { pageCacheAtLeast, SPAN_READS_PAGE_CACHE_KIB } from "../store/db.ts";
 
-export type { BrowseSessionRow, CandidateRow, EventRow, FragmentRow, ListedSessionRow, RankedRow, RowidRange, SessionRow, SessionSummaryRow };
+export type { BrowseSessionRow, CandidateRow, EventRow, FragmentRow, ListedSessionRow, RankedRow, RowidRange, SessionRow, SessionSummaryRow, TurnEventRow };
 
 /**
  * Capped token counts by index, kept while the index is unchanged: the same words (`the`,
@@ -388,6 +391,23 @@ function hydrateAdmitted(db: Database, store: EventStore, rule: SessionRule, cut
 	return rows;
 }
 
+/** A hit's turn as read from the index: the prompt (null when the cutoff hides it) and the outcome. */
+export interface TurnRows {
+	prompt: TurnEventRow | null;
+	outcome: TurnEventRow | null;
+}
+
+/**
+ * The turn of a row the gate admitted: only rows of the same session (the row's session key), and
+ * in the calling session only before the invocation cutoff. Null when the row has no turn.
+ */
+function turnOfAdmitted(db: Database, cutoff: Cutoff | null, row: CandidateRow): TurnRows | null {
+	if (row.turn_seq === null) return null;
+	const before = cutoff !== null && cutoff.sessionId === row.session_id ? cutoff.seq : Number.MAX_SAFE_INTEGER;
+	if (row.turn_seq >= before) return null;
+	return { prompt: turnPrompt(db, row.session_key, row.turn_seq, before), outcome: turnOutcome(db, row.session_key, row.turn_seq, before) };
+}
+
 /**
  * A filter-only search inside the gate: the admitted sessions (the rule as SQL, each row checked
  * again), and the filtered fragments of those sessions only (the cutoff among the filters).
@@ -437,6 +457,10 @@ export class ScopedBrowse {
 
 	hydrate(ranked: RankedRow[]): CandidateRow[] {
 		return hydrateAdmitted(this.db, this.store, this.plan.rule, this.plan.cutoff, ranked);
+	}
+
+	turnOf(row: CandidateRow): TurnRows | null {
+		return turnOfAdmitted(this.db, this.plan.cutoff, row);
 	}
 }
 
@@ -605,6 +629,11 @@ export class ScopedSearch {
 	 */
 	hydrate(ranked: RankedRow[]): CandidateRow[] {
 		return hydrateAdmitted(this.db, this.store, this.plan.rule, this.plan.cutoff, ranked);
+	}
+
+	/** The turn of a hydrated (so admitted) row: its prompt and outcome, in its own session, before the cutoff. */
+	turnOf(row: CandidateRow): TurnRows | null {
+		return turnOfAdmitted(this.db, this.plan.cutoff, row);
 	}
 
 	/** The semantic kinds of these ranked (so in-scope) fragments. */

@@ -59,6 +59,8 @@ const NAME_CHARS = 48;
 export function renderHits(unsafeHits: Hit[], style: HitStyle): string {
 	const out: string[] = [];
 	const hits = terminalSafeDeep(unsafeHits);
+	// Events already on screen (as a hit, or as a hit's outcome), by session and entry: the hit number that showed them.
+	const shown = new Map<string, number>();
 	hits.forEach((h, i) => {
 		const when = h.timestamp ? h.timestamp.replace("T", " ").slice(0, 16) : "no time";
 		const flags = [
@@ -78,8 +80,44 @@ export function renderHits(unsafeHits: Hit[], style: HitStyle): string {
 		);
 		out.push(`   ${markSnippet(h.snippet, h.highlights, style)}`);
 		out.push(`   ${ansi("2", `${h.sessionId} ${h.entryId} ${h.fragmentId}${style.paths ? `  ${h.sessionFile}:${h.line}` : ""}`, style)}`);
+		const outcome = outcomeLine(h, shown, style);
+		if (outcome) out.push(`   ${outcome}`);
+		if (h.duplicates) out.push(`   ${ansi("2", copiesLine(h.duplicates), style)}`);
+		shown.set(`${h.sessionId}\u0000${h.entryId}`, i + 1);
+		const end = h.turn?.outcome;
+		if (end) shown.set(`${h.sessionId}\u0000${end.entryId}`, shown.get(`${h.sessionId}\u0000${end.entryId}`) ?? i + 1);
 	});
 	return out.length > 0 ? `${out.join("\n")}\n` : "";
+}
+
+/** Most characters of the outcome line under a hit (the JSON preview holds up to 300): ten hits stay within 6 KB of text. */
+export const OUTCOME_LINE_CHARS = 160;
+
+/**
+ * The line under a hit that says how its turn ended (`→ <outcome preview>`), or null when the hit
+ * is the outcome itself or the turn has none. An outcome already shown above is named, not repeated.
+ */
+function outcomeLine(h: Hit, shown: ReadonlyMap<string, number>, style: Style): string | null {
+	const outcome = h.turn?.outcome;
+	if (!outcome || outcome.entryId === h.entryId || outcome.preview === undefined) return null;
+	const before = shown.get(`${h.sessionId}\u0000${outcome.entryId}`);
+	if (before !== undefined) return ansi("2", `→ the outcome shown at ${before}.`, style);
+	const { text, highlights } = clip(outcome.preview, outcome.highlights ?? [], OUTCOME_LINE_CHARS);
+	return `→ ${markSnippet(text, highlights, style)} ${ansi("2", `(${outcome.entryId})`, style)}`;
+}
+
+/** A preview cut to `max` characters (an ellipsis marks the cut), its marks kept where they still fit. */
+function clip(text: string, highlights: readonly Highlight[], max: number): { text: string; highlights: Highlight[] } {
+	if (text.length <= max) return { text, highlights: [...highlights] };
+	const space = text.lastIndexOf(" ", max - 1);
+	const cut = space > max - 20 ? space : max - 1;
+	return { text: `${text.slice(0, cut)}…`, highlights: highlights.filter(([, end]) => end <= cut) };
+}
+
+/** The copies folded into a hit, by id (the first few). */
+function copiesLine(d: NonNullable<Hit["duplicates"]>): string {
+	const listed = d.ids.slice(0, 3).map((c) => `${c.sessionId.slice(0, 8)} ${c.entryId}`);
+	return `= ${d.count} identical cop${d.count === 1 ? "y" : "ies"}: ${listed.join(", ")}${d.count > listed.length ? ", …" : ""}`;
 }
 
 /** A cwd as shown beside a hit: relative to the root when under it, nothing when it is the root. */

@@ -25,6 +25,7 @@ import { ERROR_BOOST } from "../project/weights.ts";
 import { alternativeTokens, type ParsedQuery, parseQuery } from "./fts.ts";
 import { scoreFragments, shareOfBest } from "./answer-score.ts";
 import { fragmentTexts } from "./source-text.ts";
+import { type Duplicates, foldCopies, type HitTurn, turnsOf } from "./turns.ts";
 import { evidenceFactor, proseShare, proximityFactor, type SignalTerm, snippetTokens, TextWords, textSignals } from "./relevance.ts";
 import { WordForms } from "../project/stem.ts";
 import { SourceFiles } from "../source/read.ts";
@@ -192,6 +193,13 @@ export interface Hit {
 	otherMatchingEvents?: number;
 	/** An echo of pi-events itself (a call or result of its tools, a `pi-events` shell run): only with includeDerived. */
 	derived: boolean;
+	/**
+	 * The turn the hit belongs to: the prompt that started it and its outcome (query/turns.ts), with
+	 * bounded previews except for the hit's own event; null before a session's first prompt.
+	 */
+	turn: HitTurn | null;
+	/** Other in-scope events whose matched text is byte-identical to this hit's, folded into it. */
+	duplicates?: Duplicates;
 }
 
 export interface SearchCoverage {
@@ -294,14 +302,24 @@ function searchWith(db: Database, request: SearchRequest, files: SourceFiles): S
 	// the events are already in order; by time they are sorted here.
 	if (sort !== "relevance") events.sort(sort === "newest" ? byTime(-1) : byTime(1));
 	const candidates = grouped ? firstPerSession(events) : events;
-	// The gate checks every hydrated row once more against the rule (defence in depth).
-	const rows = selectEvents(scoped, candidates, limit, sort === "relevance", grouped);
+	// The gate checks every hydrated row once more against the rule (defence in depth). Twice the
+	// limit are read, so that copies of a better hit's text (query/turns.ts foldCopies) can leave
+	// their place to other hits; grouped by session, each hit stands for its session and nothing folds.
+	const bodyOf = (row: CandidateRow): string | null => {
+		if (!texts.has(row.frag_key)) texts.set(row.frag_key, fragmentText(row, files));
+		return texts.get(row.frag_key) ?? null;
+	};
+	const picked = selectEvents(scoped, candidates, grouped ? limit : Math.min(2 * limit, 2 * MAX_LIMIT), sort === "relevance", grouped);
+	const folded = grouped ? { kept: picked, duplicates: new Map<number, Duplicates>() } : foldCopies(picked, (row) => copyKey(row, bodyOf(row)));
+	const rows = folded.kept.slice(0, limit);
+	let foldedCount = 0;
+	for (const d of folded.duplicates.values()) foldedCount += d.count;
 	const coverage: SearchCoverage = {
 		mode,
 		estimatedMatches: events.length,
 		matchesExact: mode === "full",
 		estimatedSessions: sessionsMatched.size,
-		truncated: candidates.length > rows.length,
+		truncated: candidates.length - foldedCount > rows.length,
 		rankedShare,
 		filterOnly: false,
 		ignoredTerms: parsed.ignored,
@@ -313,18 +331,13 @@ function searchWith(db: Database, request: SearchRequest, files: SourceFiles): S
 	const matched = everyMatchRanked ? fragmentsPerEvent(ranked) : scoped.matchedPerEvent(rows);
 	// The best relevance among all candidates: a hit's score is its share of it.
 	const best = events.reduce((max, e) => Math.max(max, -e.score), 0);
+	const turns = turnsOf(scoped, rows, { terms: parsed.terms, forms, words, files });
 	return {
 		hits: rows.map((row, i) => {
-			const hit = toHit(
-				row,
-				matched.get(row.event_key) ?? 1,
-				texts.has(row.frag_key) ? (texts.get(row.frag_key) ?? null) : fragmentText(row, files),
-				parsed.terms,
-				forms,
-				words,
-				i + 1,
-				best,
-			);
+			const hit = toHit(row, matched.get(row.event_key) ?? 1, bodyOf(row), parsed.terms, forms, words, i + 1, best);
+			hit.turn = turns[i] ?? null;
+			const copies = folded.duplicates.get(row.event_key);
+			if (copies) hit.duplicates = copies;
 			if (grouped) hit.otherMatchingEvents = (sessionsMatched.get(row.session_key) ?? 1) - 1;
 			return hit;
 		}),
@@ -946,7 +959,13 @@ function toHit(
 		selectionState: row.selection_state,
 		matchedFragments: matched,
 		derived: row.derived === 1,
+		turn: null,
 	};
+}
+
+/** What makes two hits copies: the same kind of fragment with byte-identical text (null: unreadable, never a copy). */
+function copyKey(row: CandidateRow, body: string | null): string | null {
+	return body === null ? null : `${row.kind}\u0000${body}`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1096,8 +1115,12 @@ function filterOnlyScan(
 	const selected = browse ? selectEvents(browse, candidates, limit, false, grouped) : [];
 	// No query words: relevance is the kind weight alone, shown as its share of the best.
 	const best = events.reduce((max, e) => Math.max(max, -e.score), 0);
+	const forms = new WordForms();
+	const words = new TextWords();
+	const turns = browse ? turnsOf(browse, selected, { terms: [], forms, words, files }) : [];
 	const hits = selected.map((row, i) => {
-		const hit = toHit(row, perEvent.get(row.event_key) ?? 1, fragmentText(row, files), [], new WordForms(), new TextWords(), i + 1, best);
+		const hit = toHit(row, perEvent.get(row.event_key) ?? 1, fragmentText(row, files), [], forms, words, i + 1, best);
+		hit.turn = turns[i] ?? null;
 		if (grouped) hit.otherMatchingEvents = (perSession.get(row.session_key) ?? 1) - 1;
 		return hit;
 	});

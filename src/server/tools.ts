@@ -160,6 +160,8 @@ const ScopeSchema = v.looseObject({
 });
 const FreshnessSchema = v.looseObject({ synced: v.boolean(), pendingFiles: v.number(), problems: v.array(v.string()) });
 
+const TurnEndSchema = v.looseObject({ entryId: v.string(), preview: v.optional(v.string()), highlights: v.optional(v.array(v.array(v.number()))) });
+
 const SearchOutput = v.looseObject({
 	hits: v.array(
 		v.looseObject({
@@ -182,6 +184,16 @@ const SearchOutput = v.looseObject({
 			contextRole: v.string(),
 			selectionState: v.string(),
 			derived: v.boolean(),
+			turn: v.pipe(
+				v.nullable(v.looseObject({ prompt: TurnEndSchema, outcome: v.nullable(TurnEndSchema) })),
+				v.description("The turn the hit belongs to: its prompt and its outcome (the turn's last assistant text); previews absent for the hit's own event"),
+			),
+			duplicates: v.optional(
+				v.pipe(
+					v.looseObject({ count: v.number(), ids: v.array(v.looseObject({ sessionId: v.string(), entryId: v.string() })) }),
+					v.description("In-scope events whose matched text is byte-identical to this hit's, folded into it"),
+				),
+			),
 		}),
 	),
 	freshness: FreshnessSchema,

@@ -65,6 +65,8 @@ export interface CandidateRow {
 	cwd: string | null;
 	session_name: string | null;
 	session_file: string;
+	/** The append position of the prompt of the event's turn (null before a session's first prompt). */
+	turn_seq: number | null;
 }
 
 interface SqlPart {
@@ -235,7 +237,7 @@ export function hydrate(db: Database, ranked: RankedRow[]): CandidateRow[] {
 		.query(
 			`SELECT f.frag_key, f.fragment_id, f.kind, f.derived, e.event_key, e.entry_id, e.event_type, e.role, e.tool_name, e.ts_ms, e.is_error,
 			   e.exit_code, e.branch_state, e.context_role, e.selection_state, e.line, e.seq, e.parent_id, e.byte_offset, e.byte_length,
-			   e.content_hash, s.version, s.cwd_real, s.session_key, s.session_id, s.cwd, s.name AS session_name, fl.path AS session_file
+			   e.content_hash, e.turn_seq, s.version, s.cwd_real, s.session_key, s.session_id, s.cwd, s.name AS session_name, fl.path AS session_file
 			 FROM fragments f
 			 JOIN events e ON e.event_key = f.event_key
 			 JOIN sessions s ON s.session_key = e.session_key
@@ -554,4 +556,50 @@ export function sessionWindow(
 	// The whole event the cut falls in: a hit's matched fragments are all in the window.
 	const edge = db.query(`SELECT ${newest ? "min" : "max"}(frag_key) AS k FROM fragments WHERE event_key = ?`).get(cut.event_key) as { k: number };
 	return newest ? { from: edge.k } : { to: edge.k };
+}
+
+/** An event of a hit's turn (its prompt or its outcome) with the locator of its text fragment. */
+export interface TurnEventRow {
+	event_key: number;
+	entry_id: string;
+	seq: number;
+	parent_id: string | null;
+	byte_offset: number;
+	byte_length: number;
+	content_hash: string;
+	/** The text fragment shown as the preview (null: a prompt without text, an image alone). */
+	fragment_id: string | null;
+	frag_key: number | null;
+}
+
+const TURN_EVENT_COLUMNS = "e.event_key, e.entry_id, e.seq, e.parent_id, e.byte_offset, e.byte_length, e.content_hash, f.fragment_id, f.frag_key";
+
+/** The prompt that starts a turn (the event at append position `turnSeq`) with its first text, if before `beforeSeq`. */
+export function turnPrompt(db: Database, sessionKey: number, turnSeq: number, beforeSeq: number): TurnEventRow | null {
+	return (
+		(db
+			.query(
+				`SELECT ${TURN_EVENT_COLUMNS} FROM events e LEFT JOIN fragments f ON f.event_key = e.event_key AND f.kind = 'user.text'
+				 WHERE e.session_key = ?1 AND e.seq = ?2 AND e.seq < ?3 ORDER BY f.frag_key LIMIT 1`,
+			)
+			.get(sessionKey, turnSeq, beforeSeq) as TurnEventRow | null) ?? null
+	);
+}
+
+/**
+ * A turn's outcome: its last assistant message with visible text (its last text block), before
+ * `beforeSeq`. When the turn forks, the branch toward the materialized leaf (branch_state
+ * "selected") wins; a turn with no entry on it (an abandoned branch) takes the latest appended.
+ * One seek of events_turn_answers, then the turn's assistant messages, newest first.
+ */
+export function turnOutcome(db: Database, sessionKey: number, turnSeq: number, beforeSeq: number): TurnEventRow | null {
+	return (
+		(db
+			.query(
+				`SELECT ${TURN_EVENT_COLUMNS} FROM events e JOIN fragments f ON f.event_key = e.event_key AND f.kind = 'assistant.text'
+				 WHERE e.session_key = ?1 AND e.turn_seq = ?2 AND e.role = 'assistant' AND e.seq < ?3
+				 ORDER BY e.branch_state = 'selected' DESC, e.seq DESC, f.frag_key DESC LIMIT 1`,
+			)
+			.get(sessionKey, turnSeq, beforeSeq) as TurnEventRow | null) ?? null
+	);
 }

@@ -1,0 +1,156 @@
+/**
+ * Every hit carries its turn (issue 34 items 1, 2 and 6): the prompt that started it and the
+ * turn's outcome (its last visible assistant text, toward the materialized leaf when it forks),
+ * with bounded marked previews, only from the hit's own session and before the invocation cutoff;
+ * and copies of a hit's matched text fold into it. Real session files, indexed as pi-events does.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Scope } from "../../src/auth/scope.ts";
+import { renderHits } from "../../src/present/render.ts";
+import { TURN_PREVIEW_CHARS } from "../../src/query/turns.ts";
+import { cleanupTempDirs, makeTempDir } from "../helpers/temp.ts";
+import { assistantEntry, buildIndex, marked, run, type TestIndex, toolResultEntry, userEntry, writeSession } from "./helpers.ts";
+
+afterAll(cleanupTempDirs);
+
+const A = "0000000a-0000-4000-8000-000000000000";
+const B = "0000000b-0000-4000-8000-000000000000";
+const C = "0000000c-0000-4000-8000-000000000000";
+const OUT = "0000000d-0000-4000-8000-000000000000";
+const t = (s: number) => new Date(Date.UTC(2026, 9, 1, 10, 0, s)).toISOString();
+const LOG = "worker boot sequence: quarkflux cache warmed, 412 entries, listening on :8080";
+const LONG = `The cause: the retry decorator wrapped the task twice, so each countdown scheduled a second run. ${"Details of the fix follow. ".repeat(30)}`;
+
+let index: TestIndex;
+
+beforeAll(() => {
+	const sessions = makeTempDir("pi-events-hit-turns-");
+	// A: a turn with a tool call, its result, an explanation and a status line; a second turn; an abandoned branch in it.
+	writeSession(sessions, {
+		id: A,
+		cwd: "/work/app",
+		entries: [
+			{ type: "model_change", id: "m0", parentId: null, timestamp: t(0), provider: "anthropic", modelId: "m" },
+			userEntry("u1", "m0", t(1), "Why do the celery jobs with a long countdown run twice?"),
+			assistantEntry("a1", "u1", t(2), "Let me read the worker module.", [{ id: "call_1", name: "read", arguments: { path: "worker.py" } }]),
+			toolResultEntry("r1", "a1", t(3), "call_1", "read", LOG),
+			assistantEntry("a2", "r1", t(4), LONG),
+			assistantEntry("a3", "a2", t(5), "Done, tests pass."),
+			// Rewound to a2 and tried another ending, then went back: the abandoned one is not the outcome.
+			assistantEntry("x1", "a2", t(6), "An abandoned ending that mentions celery."),
+			userEntry("u2", "a3", t(7), "ok, ship it"),
+			assistantEntry("a4", "u2", t(8), "Shipped."),
+		],
+	});
+	// B and C read the same file (the same text): copies of A's result. OUT is outside the /work/app scope.
+	for (const [id, cwd] of [
+		[B, "/work/app"],
+		[C, "/work/app/sub"],
+		[OUT, "/work/elsewhere"],
+	] as const) {
+		writeSession(sessions, {
+			id,
+			cwd,
+			entries: [
+				userEntry("v1", null, t(10), "look at the worker module"),
+				assistantEntry("b1", "v1", t(11), null, [{ id: "call_b", name: "read", arguments: { path: "worker.py" } }]),
+				toolResultEntry("s1", "b1", t(12), "call_b", "read", LOG),
+				assistantEntry("b2", "s1", t(13), "It boots fine."),
+			],
+		});
+	}
+	// The calling session: the search runs in c2's tool call; c3 comes after it.
+	writeSession(sessions, {
+		id: "0000000e-0000-4000-8000-000000000000",
+		cwd: "/work/app",
+		entries: [
+			userEntry("w1", null, t(20), "why does the zebrafrost build fail"),
+			assistantEntry("c1", "w1", t(21), "It might be the cache."),
+			assistantEntry("c2", "c1", t(22), null, [{ id: "call_pi", name: "event_search", arguments: { query: "zebrafrost" } }]),
+			assistantEntry("c3", "c2", t(23), "The zebrafrost build failed because the lockfile changed."),
+		],
+	});
+	index = buildIndex([sessions]);
+});
+
+afterAll(() => index?.close());
+
+const APP: Scope = { roots: ["/work/app"], current: null };
+
+describe("hit.turn", () => {
+	test("a tool result's turn: its prompt and the turn's last visible text on the branch toward the leaf, previews marked and bounded", () => {
+		const hit = run(index.db, "quarkflux", { sessionIds: [A] }).hits[0]!;
+		expect(hit.entryId).toBe("r1");
+		expect(hit.turn?.prompt.entryId).toBe("u1");
+		expect(hit.turn?.prompt.preview).toContain("celery jobs with a long countdown");
+		// x1 was appended later, but lies on an abandoned branch: a3 ends the turn on the selected path.
+		expect(hit.turn?.outcome).toEqual({ entryId: "a3", preview: "Done, tests pass.", highlights: [] });
+	});
+
+	test("the prompt and the outcome hits give their own id only; previews of long texts stay bounded and marked", () => {
+		const result = run(index.db, "celery countdown", { sessionIds: [A] });
+		const prompt = result.hits.find((h) => h.entryId === "u1")!;
+		expect(prompt.turn?.prompt).toEqual({ entryId: "u1" });
+		expect(prompt.turn?.outcome?.entryId).toBe("a3");
+		const explanation = run(index.db, "decorator wrapped", { sessionIds: [A] }).hits[0]!;
+		expect(explanation.entryId).toBe("a2");
+		expect(explanation.turn?.prompt.preview).toContain("celery");
+		const shipped = run(index.db, "shipped", { sessionIds: [A] }).hits[0]!;
+		// Marked like a snippet: "ship" is a form of "shipped".
+		expect(shipped.turn).toEqual({ prompt: { entryId: "u2", preview: "ok, ship it", highlights: [[4, 8]] }, outcome: { entryId: "a4" } });
+		expect(marked({ snippet: shipped.turn!.prompt.preview!, highlights: shipped.turn!.prompt.highlights as [number, number][] })).toBe("ok, «ship» it");
+		const long = run(index.db, "celery", { sessionIds: [A] }).hits.find((h) => h.entryId === "u1")!;
+		expect(long.turn?.outcome?.preview?.length).toBeLessThanOrEqual(TURN_PREVIEW_CHARS + 2);
+	});
+
+	test("an entry before the session's first prompt has no turn", () => {
+		const hits = run(index.db, "", { sessionIds: [A], eventTypes: ["model_change"] }).hits;
+		for (const h of hits) expect(h.turn).toBeNull();
+	});
+
+	test("in the calling session, the turn ends at the invocation cutoff: nothing appended after it is shown", () => {
+		const E = "0000000e-0000-4000-8000-000000000000";
+		const scope: Scope = { roots: ["/work/app"], current: { sessionId: E, sessionFile: null, toolCallId: "call_pi" } };
+		const hit = run(index.db, "zebrafrost", { sessionIds: [E] }, { scope }).hits[0]!;
+		expect(hit.entryId).toBe("w1");
+		// c3 holds the answer, but after the cutoff: the outcome is the last text before it.
+		expect(hit.turn?.outcome).toEqual({ entryId: "c1", preview: "It might be the cache.", highlights: [] });
+		// Unscoped, from outside that session, c3 is the outcome.
+		expect(run(index.db, "zebrafrost", { sessionIds: [E] }).hits.find((h) => h.entryId === "w1")?.turn?.outcome?.entryId).toBe("c3");
+	});
+
+	test("CLI text: the outcome as one line under the hit, shown once when hits share it", () => {
+		const text = renderHits(run(index.db, "celery", { sessionIds: [A] }).hits, { color: false });
+		expect(text).toContain("→ Done, tests pass. (a3)");
+		expect(text.match(/→ Done, tests pass\./g)?.length).toBe(1);
+		expect(text).toMatch(/→ the outcome shown at \d+\./);
+	});
+});
+
+describe("copies fold into the best-ranked hit", () => {
+	test("the same text read in three sessions is one hit with its in-scope copies; a copy outside the scope is not counted", () => {
+		const hits = run(index.db, "quarkflux", {}, { scope: APP }).hits;
+		expect(hits.length).toBe(1);
+		expect(hits[0]!.duplicates?.count).toBe(2);
+		const all = [hits[0]!, ...hits[0]!.duplicates!.ids].map((h) => `${h.sessionId}/${h.entryId}`).sort();
+		expect(all).toEqual([`${A}/r1`, `${B}/s1`, `${C}/s1`]);
+		// Unscoped, the copy in /work/elsewhere counts too.
+		expect(run(index.db, "quarkflux").hits[0]!.duplicates?.count).toBe(3);
+		expect(renderHits(hits, { color: false })).toContain("= 2 identical copies:");
+	});
+
+	test("only byte-identical texts fold: the same prompt in two sessions does, a different one does not", () => {
+		const hits = run(index.db, "worker module", {}, { scope: APP }).hits;
+		const prompt = hits.find((h) => h.entryId === "v1")!;
+		expect(prompt.duplicates?.count).toBe(1);
+		expect(hits.some((h) => h.entryId === "a1" && h.duplicates === undefined)).toBe(true);
+	});
+});
+
+test("the JSON of a hit carries its turn (search result serialised as the CLI does)", () => {
+	const json = JSON.parse(JSON.stringify(run(index.db, "quarkflux", { sessionIds: [B] }).hits[0]));
+	expect(json.turn).toEqual({
+		prompt: { entryId: "v1", preview: "look at the worker module", highlights: [] },
+		outcome: { entryId: "b2", preview: "It boots fine.", highlights: [] },
+	});
+});

@@ -25,7 +25,7 @@ import { ERROR_BOOST } from "../project/weights.ts";
 import { alternativeTokens, type ParsedQuery, parseQuery } from "./fts.ts";
 import { scoreFragments, shareOfBest } from "./answer-score.ts";
 import { fragmentTexts } from "./source-text.ts";
-import { type Duplicates, foldCopies, type HitTurn, turnsOf } from "./turns.ts";
+import { type HitTurn, turnsOf } from "./turns.ts";
 import { evidenceFactor, proseShare, proximityFactor, type SignalTerm, snippetTokens, TextWords, textSignals } from "./relevance.ts";
 import { WordForms } from "../project/stem.ts";
 import { SourceFiles } from "../source/read.ts";
@@ -198,8 +198,6 @@ export interface Hit {
 	 * bounded previews except for the hit's own event; null before a session's first prompt.
 	 */
 	turn: HitTurn | null;
-	/** Other in-scope events whose matched text is byte-identical to this hit's, folded into it. */
-	duplicates?: Duplicates;
 }
 
 export interface SearchCoverage {
@@ -302,24 +300,15 @@ function searchWith(db: Database, request: SearchRequest, files: SourceFiles): S
 	// the events are already in order; by time they are sorted here.
 	if (sort !== "relevance") events.sort(sort === "newest" ? byTime(-1) : byTime(1));
 	const candidates = grouped ? firstPerSession(events) : events;
-	// The gate checks every hydrated row once more against the rule (defence in depth). Twice the
-	// limit are read, so that copies of a better hit's text (query/turns.ts foldCopies) can leave
-	// their place to other hits; grouped by session, each hit stands for its session and nothing folds.
-	const bodyOf = (row: CandidateRow): string | null => {
-		if (!texts.has(row.frag_key)) texts.set(row.frag_key, fragmentText(row, files));
-		return texts.get(row.frag_key) ?? null;
-	};
-	const picked = selectEvents(scoped, candidates, grouped ? limit : Math.min(2 * limit, 2 * MAX_LIMIT), sort === "relevance", grouped);
-	const folded = grouped ? { kept: picked, duplicates: new Map<number, Duplicates>() } : foldCopies(picked, (row) => copyKey(row, bodyOf(row)));
-	const rows = folded.kept.slice(0, limit);
-	let foldedCount = 0;
-	for (const d of folded.duplicates.values()) foldedCount += d.count;
+	// The gate checks every hydrated row once more against the rule (defence in depth).
+	const rows = selectEvents(scoped, candidates, limit, sort === "relevance", grouped);
+	const bodyOf = (row: CandidateRow): string | null => (texts.has(row.frag_key) ? (texts.get(row.frag_key) ?? null) : fragmentText(row, files));
 	const coverage: SearchCoverage = {
 		mode,
 		estimatedMatches: events.length,
 		matchesExact: mode === "full",
 		estimatedSessions: sessionsMatched.size,
-		truncated: candidates.length - foldedCount > rows.length,
+		truncated: candidates.length > rows.length,
 		rankedShare,
 		filterOnly: false,
 		ignoredTerms: parsed.ignored,
@@ -336,8 +325,6 @@ function searchWith(db: Database, request: SearchRequest, files: SourceFiles): S
 		hits: rows.map((row, i) => {
 			const hit = toHit(row, matched.get(row.event_key) ?? 1, bodyOf(row), parsed.terms, forms, words, i + 1, best);
 			hit.turn = turns[i] ?? null;
-			const copies = folded.duplicates.get(row.event_key);
-			if (copies) hit.duplicates = copies;
 			if (grouped) hit.otherMatchingEvents = (sessionsMatched.get(row.session_key) ?? 1) - 1;
 			return hit;
 		}),
@@ -961,11 +948,6 @@ function toHit(
 		derived: row.derived === 1,
 		turn: null,
 	};
-}
-
-/** What makes two hits copies: the same kind of fragment with byte-identical text (null: unreadable, never a copy). */
-function copyKey(row: CandidateRow, body: string | null): string | null {
-	return body === null ? null : `${row.kind}\u0000${body}`;
 }
 
 // ---------------------------------------------------------------------------------------------

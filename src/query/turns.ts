@@ -1,6 +1,6 @@
 /**
  * What a hit carries beyond its own event: the turn it belongs to (the prompt that started it and
- * the turn's outcome, project/turn.ts), and the copies of its text that it stands for.
+ * the turn's outcome, project/turn.ts).
  *
  * - The turn is read through the gate (ScopedSearch / ScopedBrowse `turnOf`): only from the hit's
  *   own session, which the gate admitted, and in the calling session only before the invocation
@@ -9,8 +9,6 @@
  * - A session-name or summary hit (compaction, branch summary) stands for its session rather than
  *   a moment in it: it carries the turn of the best-ranked hit of the same session in this answer
  *   that has one, and its own turn otherwise.
- * - Copies: a hit whose matched text is byte-identical to a better-ranked hit's (the same file read
- *   in three sessions, the same CI log pulled twice) is folded into that hit's `duplicates`.
  */
 import type { CandidateRow, TurnEventRow, TurnRows } from "../gate/gate.ts";
 import type { SemanticKind } from "../model.ts";
@@ -37,12 +35,6 @@ export interface HitTurn {
 	prompt: TurnEnd;
 	/** The turn's last visible assistant text (toward the materialized leaf when the turn forks); null while it has none. */
 	outcome: TurnEnd | null;
-}
-
-/** In-scope copies of a hit's matched text that were folded into it (other events, maybe other sessions). */
-export interface Duplicates {
-	count: number;
-	ids: { sessionId: string; entryId: string }[];
 }
 
 /** Kinds that stand for a session rather than a moment of it: they carry the best-matching turn of their session. */
@@ -107,32 +99,4 @@ function textOf(event: TurnEventRow, sameSession: CandidateRow, files: SourceFil
 		files,
 	);
 	return texts?.get(event.fragment_id!) ?? null;
-}
-
-/**
- * Fold copies: rows (best first) whose text is byte-identical to a better row's. Returns the rows
- * kept, in order, and for each kept row's event key the copies folded into it. A row whose text
- * could not be read (null: the source changed) is never folded and folds nothing.
- */
-export function foldCopies<R extends { event_key: number; session_id: string; entry_id: string }>(
-	rows: readonly R[],
-	textOf: (row: R) => string | null,
-): { kept: R[]; duplicates: Map<number, Duplicates> } {
-	const firstByText = new Map<string, R>();
-	const kept: R[] = [];
-	const duplicates = new Map<number, Duplicates>();
-	for (const row of rows) {
-		const text = textOf(row);
-		const original = text === null ? undefined : firstByText.get(text);
-		if (original === undefined) {
-			if (text !== null) firstByText.set(text, row);
-			kept.push(row);
-			continue;
-		}
-		let copies = duplicates.get(original.event_key);
-		if (!copies) duplicates.set(original.event_key, (copies = { count: 0, ids: [] }));
-		copies.count++;
-		copies.ids.push({ sessionId: row.session_id, entryId: row.entry_id });
-	}
-	return { kept, duplicates };
 }

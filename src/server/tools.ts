@@ -188,12 +188,6 @@ const SearchOutput = v.looseObject({
 				v.nullable(v.looseObject({ prompt: TurnEndSchema, outcome: v.nullable(TurnEndSchema) })),
 				v.description("The turn the hit belongs to: its prompt and its outcome (the turn's last assistant text); previews absent for the hit's own event"),
 			),
-			duplicates: v.optional(
-				v.pipe(
-					v.looseObject({ count: v.number(), ids: v.array(v.looseObject({ sessionId: v.string(), entryId: v.string() })) }),
-					v.description("In-scope events whose matched text is byte-identical to this hit's, folded into it"),
-				),
-			),
 		}),
 	),
 	freshness: FreshnessSchema,

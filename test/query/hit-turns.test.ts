@@ -1,8 +1,7 @@
 /**
- * Every hit carries its turn (issue 34 items 1, 2 and 6): the prompt that started it and the
+ * Every hit carries its turn (issue 34 items 1, 2 and 2): the prompt that started it and the
  * turn's outcome (its last visible assistant text, toward the materialized leaf when it forks),
- * with bounded marked previews, only from the hit's own session and before the invocation cutoff;
- * and copies of a hit's matched text fold into it. Real session files, indexed as pi-events does.
+ * with bounded marked previews, only from the hit's own session and before the invocation cutoff. Real session files, indexed as pi-events does.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Scope } from "../../src/auth/scope.ts";
@@ -75,8 +74,6 @@ beforeAll(() => {
 
 afterAll(() => index?.close());
 
-const APP: Scope = { roots: ["/work/app"], current: null };
-
 describe("hit.turn", () => {
 	test("a tool result's turn: its prompt and the turn's last visible text on the branch toward the leaf, previews marked and bounded", () => {
 		const hit = run(index.db, "quarkflux", { sessionIds: [A] }).hits[0]!;
@@ -124,26 +121,6 @@ describe("hit.turn", () => {
 		expect(text).toContain("→ Done, tests pass. (a3)");
 		expect(text.match(/→ Done, tests pass\./g)?.length).toBe(1);
 		expect(text).toMatch(/→ the outcome shown at \d+\./);
-	});
-});
-
-describe("copies fold into the best-ranked hit", () => {
-	test("the same text read in three sessions is one hit with its in-scope copies; a copy outside the scope is not counted", () => {
-		const hits = run(index.db, "quarkflux", {}, { scope: APP }).hits;
-		expect(hits.length).toBe(1);
-		expect(hits[0]!.duplicates?.count).toBe(2);
-		const all = [hits[0]!, ...hits[0]!.duplicates!.ids].map((h) => `${h.sessionId}/${h.entryId}`).sort();
-		expect(all).toEqual([`${A}/r1`, `${B}/s1`, `${C}/s1`]);
-		// Unscoped, the copy in /work/elsewhere counts too.
-		expect(run(index.db, "quarkflux").hits[0]!.duplicates?.count).toBe(3);
-		expect(renderHits(hits, { color: false })).toContain("= 2 identical copies:");
-	});
-
-	test("only byte-identical texts fold: the same prompt in two sessions does, a different one does not", () => {
-		const hits = run(index.db, "worker module", {}, { scope: APP }).hits;
-		const prompt = hits.find((h) => h.entryId === "v1")!;
-		expect(prompt.duplicates?.count).toBe(1);
-		expect(hits.some((h) => h.entryId === "a1" && h.duplicates === undefined)).toBe(true);
 	});
 });
 

@@ -284,7 +284,7 @@ describe("db.ts: failures classified by result code, never by message text", () 
 	test("an index one additive step behind is brought up to date in place: its rows kept, its schema that of a new index", () => {
 		const sessions = makeTempDir("pi-events-upgrade-src-");
 		for (let i = 0; i < 3; i++) writeSession(sessions, oneMessageSession(`0000000${i}-0000-4000-8000-000000000000`, `/work/p${i}`, `upgradeword ${i}`));
-		// A session of several turns, with an abandoned branch: the turns 21 adds are computed on upgrade.
+		// A session of several turns, with an abandoned branch: the turns 22 adds are computed on upgrade.
 		copyFileSync(
 			join(import.meta.dir, "../../fixtures/sessions/pi/2026-11-03T10-00-00-000Z_01a1a0d9-f100-7328-bb28-2bee6eb7a29c.jsonl"),
 			join(sessions, "branched.jsonl"),
@@ -293,8 +293,8 @@ describe("db.ts: failures classified by result code, never by message text", () 
 		const turnsOf = (db: Database) => db.query("SELECT session_key, seq, turn_seq FROM events ORDER BY session_key, seq").all();
 		const turns = turnsOf(built.db);
 		expect(turns.filter((r) => (r as { turn_seq: number | null }).turn_seq !== null).length).toBeGreaterThan(5);
-		/** The events table as it was before 21: no turn_seq, no index of a turn's answers. */
-		const before21 = (db: Database) => {
+		/** The events table as it was before 22: no turn_seq, no index of a turn's answers. */
+		const before22 = (db: Database) => {
 			db.run("DROP INDEX events_turn_answers");
 			db.run("ALTER TABLE events DROP COLUMN turn_seq");
 		};
@@ -319,7 +319,7 @@ describe("db.ts: failures classified by result code, never by message text", () 
 		// The schema as version 16 had it: no cwd index, the activity index without the cwd (17), no index of calls that run pi-events (18).
 		built.db.run("DROP INDEX events_with_derived_calls");
 		before19(built.db, false);
-		before21(built.db);
+		before22(built.db);
 		built.db.run("CREATE INDEX sessions_by_activity ON sessions(last_ts_ms DESC, session_id)");
 		built.db.run("PRAGMA user_version = 16");
 		built.close();
@@ -333,7 +333,7 @@ describe("db.ts: failures classified by result code, never by message text", () 
 			expect(upgraded.query("SELECT count(*) AS n FROM fts WHERE fts MATCH 'upgradeword'").get()).toEqual({ n: 3 });
 			// The column 19 added, computed from the events as a sync writes it.
 			expect(upgraded.query("SELECT session_key, first_ts_ms FROM sessions ORDER BY session_key").all()).toEqual(first);
-			// The column 21 added, computed in SQL as a sync computes it.
+			// The column 22 added, computed in SQL as a sync computes it.
 			expect(turnsOf(upgraded)).toEqual(turns);
 		} finally {
 			upgraded.close();
@@ -351,7 +351,7 @@ describe("db.ts: failures classified by result code, never by message text", () 
 		opened((db) => {
 			db.run("DROP INDEX events_with_derived_calls");
 			before19(db);
-			before21(db);
+			before22(db);
 			db.run("PRAGMA user_version = 17");
 		});
 		opened((db) => {
@@ -362,7 +362,7 @@ describe("db.ts: failures classified by result code, never by message text", () 
 		// Version 18: only 19's column and its indexes are missing.
 		opened((db) => {
 			before19(db);
-			before21(db);
+			before22(db);
 			db.run("PRAGMA user_version = 18");
 		});
 		opened((db) => {
@@ -370,10 +370,10 @@ describe("db.ts: failures classified by result code, never by message text", () 
 			expect(schemaOf(db)).toEqual(current);
 			expect(db.query("SELECT session_key, first_ts_ms FROM sessions ORDER BY session_key").all()).toEqual(first);
 		});
-		// Version 20: only the turns are missing.
+		// Version 21: only the turns are missing.
 		opened((db) => {
-			before21(db);
-			db.run("PRAGMA user_version = 20");
+			before22(db);
+			db.run("PRAGMA user_version = 21");
 		});
 		opened((db) => {
 			expect(db.query("PRAGMA user_version").get()).toEqual({ user_version: SCHEMA_VERSION });

@@ -68,6 +68,8 @@ export interface CaseOutcome {
 	rank: number | null;
 	/** How the first answering hit answered: it is an expected event, or its turn's outcome is. */
 	via: "event" | "outcome" | null;
+	/** The rank had every hit carried its turn's outcome (simulatedOutcomes), or null. */
+	simulatedRank: number | null;
 	hits: number;
 	top: string | null;
 }
@@ -130,9 +132,56 @@ export function answerRank(hits: readonly Hit[], expected: EventRef[]): { rank: 
 	return { rank: null, via: null };
 }
 
-export function runCase(db: Database, c: AnswerCase): CaseOutcome {
+/**
+ * Each event's turn outcome as issue 34 defines it, read from the session files: the turn is the
+ * nearest user prompt at or above the event in the tree (parentId), the outcome the last assistant
+ * message with text, in file order, among the events whose turn that prompt is. A diagnostic: what
+ * attaching outcomes alone would score, before hits carry `turn` (then the two figures should agree
+ * for event hits; session names and compactions get no turn here).
+ */
+export function simulatedOutcomes(sessionsDir = ANSWERS_SESSIONS): Map<string, string | null> {
+	const outcomes = new Map<string, string | null>();
+	for (const name of readdirSync(sessionsDir).filter((n) => n.endsWith(".jsonl"))) {
+		const lines = readFileSync(join(sessionsDir, name), "utf8")
+			.split("\n")
+			.filter((l) => l.trim() !== "");
+		const header = JSON.parse(lines[0]!) as { id: string };
+		type Entry = { id: string; parentId: string | null; type: string; message?: { role: string; content: unknown } };
+		const entries = lines.slice(1).map((l) => JSON.parse(l) as Entry);
+		const byId = new Map(entries.map((e) => [e.id, e]));
+		const isPrompt = (e: Entry) => e.type === "message" && e.message?.role === "user";
+		const hasText = (e: Entry) =>
+			e.type === "message" &&
+			e.message?.role === "assistant" &&
+			Array.isArray(e.message.content) &&
+			e.message.content.some((b: { type: string; text?: string }) => b.type === "text" && (b.text ?? "").trim() !== "");
+		const promptOf = (e: Entry): string | null => {
+			for (let at: Entry | undefined = e; at; at = at.parentId ? byId.get(at.parentId) : undefined) if (isPrompt(at)) return at.id;
+			return null;
+		};
+		const outcomeOfPrompt = new Map<string, string>();
+		for (const e of entries) {
+			const prompt = promptOf(e);
+			if (prompt && hasText(e)) outcomeOfPrompt.set(prompt, e.id);
+		}
+		for (const e of entries) {
+			const prompt = promptOf(e);
+			outcomes.set(`${header.id}:${e.id}`, prompt ? (outcomeOfPrompt.get(prompt) ?? null) : null);
+		}
+	}
+	return outcomes;
+}
+
+export function runCase(db: Database, c: AnswerCase, simulated?: Map<string, string | null>): CaseOutcome {
 	const hits = search(db, { query: c.query, filters: {}, limit: HIT_LIMIT, scope: scopeOf(c.root) }).hits;
 	const { rank, via } = answerRank(hits, c.expected);
+	const withTurns = simulated
+		? hits.map((h) => {
+				const outcome = simulated.get(`${h.sessionId}:${h.entryId}`);
+				return { ...h, turn: { outcome: outcome ? { entryId: outcome } : null } };
+			})
+		: null;
+	const simulatedRank = withTurns ? answerRank(withTurns, c.expected).rank : null;
 	const first = hits[0];
 	return {
 		id: c.id,
@@ -142,6 +191,7 @@ export function runCase(db: Database, c: AnswerCase): CaseOutcome {
 		turnHoldsAllWords: c.turnHoldsAllWords,
 		rank,
 		via,
+		simulatedRank,
 		hits: hits.length,
 		top: first ? `${first.semanticKind}${first.toolName ? ` ${first.toolName}` : ""}` : null,
 	};
@@ -166,10 +216,12 @@ export interface Report {
 	byHoldsAllWords: { holds: Metrics; spread: Metrics };
 	/** Empty answers among cases whose expected turn holds every query word (the issue's bar: none). */
 	emptyWhereTurnHoldsAllWords: number;
+	/** The overall figures had every hit carried its turn's outcome (a diagnostic), when asked for. */
+	simulated: Metrics | null;
 }
 
-export function evaluate(db: Database, cases: readonly AnswerCase[]): Report {
-	const outcomes = cases.map((c) => runCase(db, c));
+export function evaluate(db: Database, cases: readonly AnswerCase[], simulated?: Map<string, string | null>): Report {
+	const outcomes = cases.map((c) => runCase(db, c, simulated));
 	const byKind = Object.fromEntries(KINDS.map((k) => [k, metricsOf(outcomes.filter((o) => o.kind === k))])) as Record<Kind, Metrics>;
 	return {
 		outcomes,
@@ -180,21 +232,33 @@ export function evaluate(db: Database, cases: readonly AnswerCase[]): Report {
 			spread: metricsOf(outcomes.filter((o) => !o.answerHoldsAllWords)),
 		},
 		emptyWhereTurnHoldsAllWords: outcomes.filter((o) => o.turnHoldsAllWords && o.hits === 0).length,
+		simulated: simulated ? metricsOf(outcomes.map((o) => ({ ...o, rank: o.simulatedRank }))) : null,
 	};
 }
 
 /** A compact table: one row per group, then the cases not answered first. */
 export function formatReport(report: Report): string {
 	const pct = (x: number) => `${(x * 100).toFixed(1)}%`.padStart(7);
-	const row = (label: string, m: Metrics) =>
-		`${label.padEnd(26)} ${String(m.cases).padStart(5)} ${pct(m.answer1)} ${pct(m.answer3)} ${m.mrr.toFixed(3).padStart(6)} ${String(m.empty).padStart(6)}`;
+	const simulated = report.simulated !== null;
+	const groups: [string, (o: CaseOutcome) => boolean][] = [
+		["all", () => true],
+		...KINDS.map((k): [string, (o: CaseOutcome) => boolean] => [`  ${k}`, (o) => o.kind === k]),
+		["  answer holds all words", (o) => o.answerHoldsAllWords],
+		["  answer lacks some words", (o) => !o.answerHoldsAllWords],
+	];
+	const row = ([label, keep]: [string, (o: CaseOutcome) => boolean]) => {
+		const of = report.outcomes.filter(keep);
+		const m = metricsOf(of);
+		const sim = metricsOf(of.map((o) => ({ ...o, rank: o.simulatedRank })));
+		const real = `${label.padEnd(26)} ${String(m.cases).padStart(5)} ${pct(m.answer1)} ${pct(m.answer3)} ${m.mrr.toFixed(3).padStart(6)} ${String(m.empty).padStart(6)}`;
+		return simulated ? `${real}   ${pct(sim.answer1)} ${pct(sim.answer3)}` : real;
+	};
+	const head = `${"answers".padEnd(26)} ${"cases".padStart(5)} ${"@1".padStart(7)} ${"@3".padStart(7)} ${"MRR".padStart(6)} ${"empty".padStart(6)}`;
 	const lines = [
-		`${"answers".padEnd(26)} ${"cases".padStart(5)} ${"@1".padStart(7)} ${"@3".padStart(7)} ${"MRR".padStart(6)} ${"empty".padStart(6)}`,
-		row("all", report.overall),
-		...KINDS.map((k) => row(`  ${k}`, report.byKind[k])),
-		row("  answer holds all words", report.byHoldsAllWords.holds),
-		row("  answer lacks some words", report.byHoldsAllWords.spread),
+		simulated ? `${head}   ${"@1 sim".padStart(7)} ${"@3 sim".padStart(7)}` : head,
+		...groups.map(row),
 		`empty answers where one turn holds every word: ${report.emptyWhereTurnHoldsAllWords}`,
+		...(simulated ? ["sim: had every hit carried its turn's outcome (derived from the session files here), same ranking"] : []),
 	];
 	for (const o of report.outcomes) {
 		if (o.rank === 1) continue;
@@ -218,7 +282,7 @@ if (import.meta.main) {
 	try {
 		const db = indexAnswers(dir);
 		try {
-			const report = evaluate(db, loadCases());
+			const report = evaluate(db, loadCases(), simulatedOutcomes());
 			process.stdout.write(process.argv.includes("--floors") ? formatFloors(report) : formatReport(report));
 		} finally {
 			db.close();

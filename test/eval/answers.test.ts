@@ -11,6 +11,7 @@ import { cleanupTempDirs, makeTempDir } from "../helpers/temp.ts";
 import {
 	type AnswerCase,
 	evaluate,
+	simulatedOutcomes,
 	formatReport,
 	holdsAllWords,
 	indexAnswers,
@@ -52,7 +53,7 @@ beforeAll(() => {
 	dir = makeTempDir("pi-events-answers-");
 	db = indexAnswers(dir);
 	cases = loadCases();
-	report = evaluate(db, cases);
+	report = evaluate(db, cases, simulatedOutcomes());
 	console.log(formatReport(report));
 });
 

@@ -21,7 +21,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseQuery } from "../../src/query/fts.ts";
-import { type Hit, search } from "../../src/query/search.ts";
+import { search } from "../../src/query/search.ts";
 import { openIndex } from "../../src/store/db.ts";
 import { syncIndex } from "../../src/sync/sync.ts";
 
@@ -52,10 +52,11 @@ export interface AnswerCase {
 	notes: string;
 }
 
-/** What the scorer reads of a hit's turn (issue 34, item 2); absent until hits carry it. */
-interface HitTurn {
-	prompt?: { entryId: string } | null;
-	outcome?: { entryId: string } | null;
+/** What the scorer reads of a hit: its identity and its turn's outcome (issue 34, item 2). */
+interface ScoredHit {
+	sessionId: string;
+	entryId: string;
+	turn?: { outcome?: { entryId: string } | null } | null;
 }
 
 export interface CaseOutcome {
@@ -123,10 +124,10 @@ export function queryTerms(query: string): string[] {
 }
 
 /** The first hit that answers the case (1-based), and how. */
-export function answerRank(hits: readonly Hit[], expected: EventRef[]): { rank: number | null; via: CaseOutcome["via"] } {
+export function answerRank(hits: readonly ScoredHit[], expected: EventRef[]): { rank: number | null; via: CaseOutcome["via"] } {
 	for (const [i, hit] of hits.entries()) {
 		if (expected.some((e) => same(e, hit))) return { rank: i + 1, via: "event" };
-		const outcome = (hit as Hit & { turn?: HitTurn }).turn?.outcome;
+		const outcome = hit.turn?.outcome;
 		if (outcome && expected.some((e) => same(e, { sessionId: hit.sessionId, entryId: outcome.entryId }))) return { rank: i + 1, via: "outcome" };
 	}
 	return { rank: null, via: null };
@@ -178,7 +179,7 @@ export function runCase(db: Database, c: AnswerCase, simulated?: Map<string, str
 	const withTurns = simulated
 		? hits.map((h) => {
 				const outcome = simulated.get(`${h.sessionId}:${h.entryId}`);
-				return { ...h, turn: { outcome: outcome ? { entryId: outcome } : null } };
+				return { sessionId: h.sessionId, entryId: h.entryId, turn: { outcome: outcome ? { entryId: outcome } : null } };
 			})
 		: null;
 	const simulatedRank = withTurns ? answerRank(withTurns, c.expected).rank : null;

@@ -5,7 +5,7 @@
  * resident server. One scrubber per index at a time: `<index>-scrub.pid` names the running one.
  */
 import type { Database } from "bun:sqlite";
-import { closeSync, constants, lstatSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, existsSync, lstatSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { isReadOnly } from "../store/db.ts";
 import { processAlive } from "../store/unsynced.ts";
 import { scrubAwaitsMerge } from "../store/status.ts";
@@ -13,41 +13,89 @@ import { spawnDetached } from "./self.ts";
 
 /** A marker older than this is not trusted to name a live scrubber (its pid may be another process's by now). */
 const MARKER_TRUSTED_MS = 15 * 60 * 1000;
+/** Clocks of processes on one machine agree; a marker written later than this past now was not written by a scrubber's starter. */
+const MARKER_CLOCK_SLACK_MS = 5_000;
 
 function markerPath(indexPath: string): string {
 	return `${indexPath}-scrub.pid`;
 }
 
-/** The pid a marker no older than `maxAgeMs` names: only a regular file counts (a symlink planted there names nothing). */
-function markerPid(marker: string, maxAgeMs = Number.POSITIVE_INFINITY): number | null {
+/** The pid a marker names: only a regular file counts (a symlink planted there names nothing). */
+function markerPid(marker: string): { pid: number; mtimeMs: number } | null {
 	try {
 		const st = lstatSync(marker);
-		if (!st.isFile() || Date.now() - st.mtimeMs > maxAgeMs) return null;
+		if (!st.isFile()) return null;
 		const pid = Number.parseInt(readFileSync(marker, "utf8"), 10);
-		return pid > 0 ? pid : null;
+		return pid > 0 ? { pid, mtimeMs: st.mtimeMs } : null;
 	} catch {
 		return null;
+	}
+}
+
+/**
+ * Whether a scrubber of this index runs now, by its marker: written in the last 15 minutes (not
+ * in the future: a planted marker dated years ahead would otherwise stop every scrub), naming a
+ * live process that is `pi-events index --scrub` of this index. Where the process's command
+ * line can be read (/proc on Linux), a live pid that is anything else (pid 1, a pid reused since)
+ * names no scrubber.
+ */
+export function scrubberRunning(indexPath: string, now = Date.now()): boolean {
+	const marker = markerPid(markerPath(indexPath));
+	if (marker === null) return false;
+	const age = now - marker.mtimeMs;
+	if (age > MARKER_TRUSTED_MS || age < -MARKER_CLOCK_SLACK_MS) return false;
+	if (!processAlive(marker.pid)) return false;
+	const args = commandLine(marker.pid);
+	if (args === undefined) return true; // no /proc here: the age bounds how long a reused pid can stop a scrub
+	if (args === null) return false;
+	const at = args.indexOf("--index");
+	return args.includes("--scrub") && at !== -1 && args[at + 1] === indexPath;
+}
+
+/** A process's arguments from /proc; null when they cannot be read there; undefined without /proc. */
+function commandLine(pid: number): string[] | null | undefined {
+	try {
+		return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+	} catch {
+		return existsSync("/proc/self/cmdline") ? null : undefined;
 	}
 }
 
 /** After a command's work on `db`: start a background scrub if one awaits and none runs. */
 export function startBackgroundScrubIfNeeded(db: Database): void {
 	if (isReadOnly(db) || !scrubAwaitsMerge(db)) return;
-	const marker = markerPath(db.filename);
-	const running = markerPid(marker, MARKER_TRUSTED_MS);
-	if (running !== null && processAlive(running)) return;
+	if (scrubberRunning(db.filename)) return;
 	const pid = spawnDetached(["index", "--scrub", "--index", db.filename]);
 	if (pid === null) return; // not started: the next command's sync tries again
+	writeMarker(markerPath(db.filename), pid);
+}
+
+/**
+ * Write the marker as a new file and rename it into place: whatever was at its name (a hard link
+ * to someone's file, a symlink) is replaced, never written through. Best effort: without the
+ * marker the next command may start a second scrubber, which finds the work done.
+ */
+function writeMarker(marker: string, pid: number): void {
+	const fresh = `${marker}.${process.pid}.tmp`;
 	try {
-		// Never through a symlink: the marker is written where it is, or not at all.
-		const fd = openSync(marker, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o600);
+		try {
+			unlinkSync(fresh);
+		} catch {
+			// none left by an earlier process of this pid
+		}
+		const fd = openSync(fresh, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
 		try {
 			writeSync(fd, `${pid}\n`);
 		} finally {
 			closeSync(fd);
 		}
+		renameSync(fresh, marker);
 	} catch {
-		// Without the marker the next command may start a second scrubber, which finds the work done.
+		try {
+			unlinkSync(fresh);
+		} catch {
+			// not made
+		}
 	}
 }
 
@@ -55,7 +103,7 @@ export function startBackgroundScrubIfNeeded(db: Database): void {
 export function releaseScrubMarker(indexPath: string): void {
 	const marker = markerPath(indexPath);
 	try {
-		if (markerPid(marker) === process.pid) unlinkSync(marker);
+		if (markerPid(marker)?.pid === process.pid) unlinkSync(marker);
 	} catch {
 		// no marker
 	}

@@ -1,6 +1,6 @@
 /** `pi-events index`: sync the index with the session files and report what changed. */
 import { defineCommand } from "./argv.ts";
-import { syncIndex, type SyncReport } from "../sync/sync.ts";
+import { asIndexError, syncIndex, type SyncReport } from "../sync/sync.ts";
 import { openIndex } from "../store/db.ts";
 import { mergeAll, scrubInSlices } from "../sync/merge.ts";
 import { PiEventsError } from "../errors.ts";
@@ -47,7 +47,7 @@ export const indexCommand = defineCommand({
 				check: { mode: a.full ? "full" : "auto" },
 			});
 			progress.finish();
-			const merge = a.merge ? mergeAll(db) : null;
+			const merge = a.merge ? asIndexFailure(() => mergeAll(db)) : null;
 			if (merge?.outcome === "busy")
 				report.problems.push("the full-text index was not merged: another process kept writing the index; run `pi-events index --merge` again");
 			if (a.json) {
@@ -68,7 +68,7 @@ export const indexCommand = defineCommand({
 function scrubOnly(indexPath: string, json: boolean): number {
 	const db = openIndex(indexPath, { oneShot: true });
 	try {
-		const { outcome, ms } = scrubInSlices(db);
+		const { outcome, ms } = asIndexFailure(() => scrubInSlices(db));
 		if (json) writeOut(`${toJson({ index: indexPath, scrub: outcome, ms: Math.round(ms) }, 2)}\n`);
 		else if (outcome === "none") writeOut("scrub: nothing to scrub\n");
 		else if (outcome === "scrubbed") writeOut(`scrubbed: deleted sessions' text merged out of the index in ${formatMs(ms)}\n`);
@@ -79,6 +79,15 @@ function scrubOnly(indexPath: string, json: boolean): number {
 	} finally {
 		db.close();
 		releaseScrubMarker(indexPath);
+	}
+}
+
+/** The merge's and the scrub's writes fail like a sync's: a full disk or an I/O error is E_INDEX with a plain message. */
+function asIndexFailure<T>(work: () => T): T {
+	try {
+		return work();
+	} catch (err) {
+		throw asIndexError(err);
 	}
 }
 

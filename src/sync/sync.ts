@@ -96,8 +96,8 @@ const PIPELINE_FULL_TEXT = { automerge: 8, hashsize: 4 * 1024 * 1024 };
  */
 const COLLECT_EVERY_BYTES = 64 * 1024 * 1024;
 
-/** A database failure as the one error type, with a message a person can act on. */
-function asIndexError(err: unknown): unknown {
+/** A database failure as the one error type, with a message a person can act on (a full disk: E_INDEX, never E_INTERNAL). */
+export function asIndexError(err: unknown): unknown {
 	if (!isDatabaseError(err)) return err;
 	return new PiEventsError("E_INDEX", `cannot update the index: ${describeDbError(err)}; it keeps its last consistent state`, { cause: err });
 }

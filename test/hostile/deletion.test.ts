@@ -12,7 +12,20 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import {
+	cpSync,
+	existsSync,
+	linkSync,
+	lstatSync,
+	mkdirSync,
+	readdirSync,
+	readFileSync,
+	rmSync,
+	symlinkSync,
+	truncateSync,
+	utimesSync,
+	writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { syncIndex } from "../../src/sync/sync.ts";
 import type { SourceDir } from "../../src/source/discover.ts";
@@ -21,6 +34,7 @@ import { resolveSettings } from "../../src/config.ts";
 import { SYNC_NOTIFICATION, StdioServer } from "../../src/server/stdio.ts";
 import { deletedTextPending, mergePending, scrubAwaitsMerge } from "../../src/store/status.ts";
 import { mergeSlice } from "../../src/sync/merge.ts";
+import { scrubberRunning } from "../../src/cli/background-scrub.ts";
 import { type AgentLayout, cleanupTempDirs, encodeCwd, isolatedEnv, makeAgentLayout, makeTempDir, PI_FIXTURES, runCli } from "../helpers/temp.ts";
 import { ChunkedWriter, header, LONG } from "./helpers.ts";
 
@@ -584,8 +598,107 @@ describe("on a large index a query's sync answers at once and the merge in slice
 		searchInOwnProcess(layout, env, T.user!.text);
 		expect(await scrubbedWithin30sAt(env.dbPath)).toBe(true);
 		expect(readFileSync(victim, "utf8")).toBe("1\n");
-		expect(lstatSync(`${env.dbPath}-scrub.pid`).isSymbolicLink()).toBe(true);
+		// Replaced by the scrubber's own marker (a new file renamed into place), which it removed at its end.
+		expect(isSymlink(`${env.dbPath}-scrub.pid`)).toBe(false);
 		expect(describeFindings(scan(env.dbPath, T))).toEqual([]);
+	}, 60_000);
+
+	// Issue 32 item 9.
+	test("a hard link planted where the scrubber's marker goes: its target is neither truncated nor written", async () => {
+		const { layout, env, T, path } = plantedInLayout();
+		const victim = join(layout.root, "precious.txt");
+		writeFileSync(victim, "precious contents\n");
+		linkSync(victim, `${env.dbPath}-scrub.pid`);
+		rmSync(path);
+		searchInOwnProcess(layout, env, T.user!.text);
+		expect(await scrubbedWithin30sAt(env.dbPath)).toBe(true);
+		expect(readFileSync(victim, "utf8")).toBe("precious contents\n");
+		expect(describeFindings(scan(env.dbPath, T))).toEqual([]);
+	}, 60_000);
+
+	// Issue 32 item 10: before, either marker stopped every background scrub (for ever, or for 15 minutes).
+	test.each([
+		["pid 1, dated a year ahead", 365 * 24 * 3600],
+		["pid 1 (alive, not a scrubber), written now", 0],
+	])(
+		"a marker naming %s does not stop the scrub",
+		async (_label, aheadSeconds) => {
+			const { layout, env, T, path } = plantedInLayout();
+			const marker = `${env.dbPath}-scrub.pid`;
+			writeFileSync(marker, "1\n");
+			const when = Date.now() / 1000 + aheadSeconds;
+			utimesSync(marker, when, when);
+			rmSync(path);
+			searchInOwnProcess(layout, env, T.user!.text);
+			expect(await scrubbedWithin30sAt(env.dbPath)).toBe(true);
+			expect(describeFindings(scan(env.dbPath, T))).toEqual([]);
+		},
+		60_000,
+	);
+
+	test.skipIf(!existsSync("/proc/self/cmdline"))(
+		"a marker counts only when it names a live `index --scrub` of this index, written in the last 15 minutes",
+		async () => {
+			const dir = makeTempDir("pi-events-scrub-marker-");
+			const indexPath = join(dir, "index.db");
+			// A stand-in with a scrubber's command line: it only waits.
+			const standIn = Bun.spawn([process.execPath, "-e", "setTimeout(() => {}, 20000)", "index", "--scrub", "--index", indexPath], {
+				stdout: "ignore",
+				stderr: "ignore",
+			});
+			try {
+				const deadline = Date.now() + 5000;
+				while (!readFileSync(`/proc/${standIn.pid}/cmdline`, "utf8").includes("--scrub") && Date.now() < deadline) await Bun.sleep(20);
+				const marker = `${indexPath}-scrub.pid`;
+				writeFileSync(marker, `${standIn.pid}\n`);
+				expect(scrubberRunning(indexPath)).toBe(true);
+				// Another index's scrubber, or a process that is not one, names none here.
+				expect(scrubberRunning(join(dir, "other.db"))).toBe(false);
+				writeFileSync(marker, `${process.pid}\n`);
+				expect(scrubberRunning(indexPath)).toBe(false);
+				writeFileSync(marker, `${standIn.pid}\n`);
+				// Too old, or from the future.
+				expect(scrubberRunning(indexPath, Date.now() + 16 * 60 * 1000)).toBe(false);
+				expect(scrubberRunning(indexPath, Date.now() - 60 * 1000)).toBe(false);
+			} finally {
+				standIn.kill();
+				await standIn.exited;
+			}
+			expect(scrubberRunning(indexPath)).toBe(false);
+		},
+		30_000,
+	);
+
+	// Issue 32 item 11.
+	test("`index --scrub` on a full disk: a plain E_INDEX error like a sync's, the index intact", () => {
+		const { layout, env, path } = plantedInLayout();
+		rmSync(path);
+		const db = openIndex(env.dbPath);
+		querySync(db, env);
+		expect(scrubAwaitsMerge(db)).toBe(true);
+		db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+		db.run("VACUUM"); // no free pages: the merge's first new page is past the limit
+		const pages = (db.query("PRAGMA page_count").get() as { page_count: number }).page_count;
+		db.close();
+		const run = Bun.spawnSync([process.execPath, FULL_DISK_CLI, "index", "--scrub", "--json", "--index", env.dbPath], {
+			cwd: layout.root,
+			env: isolatedEnv(layout, { PI_EVENTS_TEST_MAX_PAGES: String(pages), PI_EVENTS_SERVER: "off" }),
+			stdout: "pipe",
+			stderr: "pipe",
+		});
+		expect({ exit: run.exitCode, out: run.stdout.toString(), err: run.stderr.toString() }).toEqual({
+			exit: 2,
+			out: "",
+			// As a sync on a full disk says it (before: "internal error … [E_INTERNAL]").
+			err: "pi-events: cannot update the index: the disk is full; it keeps its last consistent state\n",
+		});
+		const after = new Database(env.dbPath, { readonly: true });
+		try {
+			expect(after.query("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
+			expect(deletedTextPending(after)).toBe(true);
+		} finally {
+			after.close();
+		}
 	}, 60_000);
 
 	test("the tool server scrubs between calls", async () => {
@@ -621,6 +734,17 @@ describe("on a large index a query's sync answers at once and the merge in slice
 		}
 	}, 60_000);
 });
+
+function isSymlink(path: string): boolean {
+	try {
+		return lstatSync(path).isSymbolicLink();
+	} catch {
+		return false;
+	}
+}
+
+/** The real CLI with SQLite's page limit standing in for a full disk (test/reliability/full-disk-cli.ts). */
+const FULL_DISK_CLI = join(import.meta.dir, "..", "reliability", "full-disk-cli.ts");
 
 function prefixed(prefix: string, T: Record<string, Token>): Record<string, Token> {
 	return Object.fromEntries(Object.entries(T).map(([k, v]) => [`${prefix}.${k}`, v]));

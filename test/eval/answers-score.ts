@@ -12,6 +12,7 @@
  *
  *   bun run eval:answers             prints the report (writes nothing)
  *   bun run eval:answers --floors    prints test/eval/answers.test.ts's FLOORS at this measure
+ *   bun run eval:answers --sessions DIR --cases FILE   scores a held-out set the same way
  *
  * Also used by the generator to compute `answerHoldsAllWords` and `turnHoldsAllWords` with the
  * index's own tokenization and word forms.
@@ -97,8 +98,8 @@ export function indexAnswers(dir: string, sessionsDir = ANSWERS_SESSIONS): Datab
 	return db;
 }
 
-export function loadCases(): AnswerCase[] {
-	return JSON.parse(readFileSync(CASES_FILE, "utf8")) as AnswerCase[];
+export function loadCases(file = CASES_FILE): AnswerCase[] {
+	return JSON.parse(readFileSync(file, "utf8")) as AnswerCase[];
 }
 
 /** The event ids in `sessionId` that match `query` as a search (every word, any form the index knows). */
@@ -278,12 +279,26 @@ export function formatFloors(report: Report): string {
 	return `\toverall: ${floor(report.overall)},\n\tbyKind: {\n${kinds}\n\t},\n${words}\n\temptyWhereTurnHoldsAllWords: ${report.emptyWhereTurnHoldsAllWords},\n`;
 }
 
+/** The value of `--name VALUE` on the command line, if given. */
+function option(name: string): string | undefined {
+	const at = process.argv.indexOf(name);
+	return at >= 0 ? process.argv[at + 1] : undefined;
+}
+
 if (import.meta.main) {
+	// A held-out set is scored the same way: --sessions DIR --cases FILE (cases without
+	// answerHoldsAllWords get it computed here; turnHoldsAllWords counts as false when absent).
+	const sessionsDir = resolve(option("--sessions") ?? ANSWERS_SESSIONS);
+	const cases = loadCases(resolve(option("--cases") ?? CASES_FILE));
 	const dir = mkdtempSync(join(tmpdir(), "pi-events-answers-"));
 	try {
-		const db = indexAnswers(dir);
+		const db = indexAnswers(dir, sessionsDir);
 		try {
-			const report = evaluate(db, loadCases(), simulatedOutcomes());
+			for (const c of cases) {
+				if (typeof c.answerHoldsAllWords !== "boolean") c.answerHoldsAllWords = holdsAllWords(db, c.root, c.query, c.expected);
+				if (typeof c.turnHoldsAllWords !== "boolean") c.turnHoldsAllWords = false;
+			}
+			const report = evaluate(db, cases, simulatedOutcomes(sessionsDir));
 			process.stdout.write(process.argv.includes("--floors") ? formatFloors(report) : formatReport(report));
 		} finally {
 			db.close();

@@ -102,10 +102,13 @@ export function loadCases(file = CASES_FILE): AnswerCase[] {
 	return JSON.parse(readFileSync(file, "utf8")) as AnswerCase[];
 }
 
-/** The event ids in `sessionId` that match `query` as a search (every word, any form the index knows). */
+/**
+ * The event ids in `sessionId` that match `query` as a search (every word in the event itself, any
+ * form the index knows); a turn-window match (marked match: "turn") is not the event's own.
+ */
 export function matchingEvents(db: Database, root: string, query: string, sessionId: string): Set<string> {
 	const hits = search(db, { query, filters: { sessionIds: [sessionId] }, limit: 100, scope: scopeOf(root) }).hits;
-	return new Set(hits.map((h) => h.entryId));
+	return new Set(hits.filter((h) => (h as { match?: string }).match !== "turn").map((h) => h.entryId));
 }
 
 /** Whether some of `events` holds every word of `query` by itself. */

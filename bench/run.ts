@@ -17,8 +17,9 @@ import { appendFileSync, closeSync, existsSync, ftruncateSync, mkdirSync, mkdtem
 import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join, resolve } from "node:path";
 import { syncIndex } from "../src/sync/sync.ts";
-import type { SearchFilters } from "../src/query/search.ts";
-import { search } from "../src/query/search.ts";
+import type { SearchFilters } from "../src/query/search/search.ts";
+import { Gate } from "../src/gate/gate.ts";
+import { search } from "../src/query/search/search.ts";
 import { openIndex } from "../src/store/db.ts";
 import { deletedTextPending } from "../src/store/status.ts";
 
@@ -690,7 +691,7 @@ for (const q of classes) {
 	let hits = 0;
 	for (let i = 0; i < runs; i++) {
 		const t = performance.now();
-		hits = search(db, { query: q.query, filters: q.filters ?? {}, limit: 10, scope, sort: q.sort, groupBy: q.groupBy }).hits.length;
+		hits = search(new Gate(db, scope), { query: q.query, filters: q.filters ?? {}, limit: 10, sort: q.sort, groupBy: q.groupBy }).hits.length;
 		inproc.push(performance.now() - t);
 	}
 	const [start, proc, rg = Number.NaN] = wholeProcess(

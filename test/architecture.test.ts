@@ -194,3 +194,38 @@ test("authorization is enforced in one place: only the gate reads the store for 
 		.sort();
 	expect(readers).toEqual(["gate/gate.ts"]);
 });
+
+/** Every module `file` runs with: its value imports, theirs, and so on (type-only imports carry no code). */
+function reachable(file: string): Set<string> {
+	const seen = new Set<string>();
+	const visit = (f: string) => {
+		const deps = valueImports(source(join(SRC, f)))
+			.filter((s) => s.startsWith("."))
+			.map((s) => rel(join(SRC, f, "..", s)));
+		for (const dep of deps) {
+			if (seen.has(dep)) continue;
+			seen.add(dep);
+			visit(dep);
+		}
+	};
+	visit(file);
+	return seen;
+}
+
+/** Candidate retrieval (which fragments a search reads) and scoring (how relevant they are), in query/search/. */
+const RETRIEVAL = /^query\/search\/candidates[^/]*\.ts$/;
+const SCORING = ["query/search/score.ts", "query/search/rerank.ts", "query/answer-score.ts", "query/relevance.ts"];
+
+test("candidate retrieval never computes relevance: no retrieval file imports a scoring file, nor runs one through others", () => {
+	const retrieval = files.map(rel).filter((f) => RETRIEVAL.test(f));
+	expect(retrieval.length).toBeGreaterThanOrEqual(3);
+	for (const scoring of SCORING) expect(files.map(rel)).toContain(scoring);
+	const imported = (f: string) => new Set([...dependencies(join(SRC, f)), ...reachable(f)]);
+	const violations = retrieval.flatMap((f) => [...imported(f)].filter((d) => SCORING.includes(d)).map((d) => `${f} → ${d}`));
+	expect(violations).toEqual([]);
+});
+
+test("query/ never holds a database: no file there imports bun:sqlite or names Database, not even as a type", () => {
+	const holders = files.map(rel).filter((f) => f.startsWith("query/") && /\bbun:sqlite\b|\bDatabase\b/.test(source(join(SRC, f))));
+	expect(holders).toEqual([]);
+});

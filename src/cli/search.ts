@@ -2,7 +2,8 @@
 import { defineCommand } from "./argv.ts";
 import { PiEventsError } from "../errors.ts";
 import type { Freshness } from "../sync/freshness.ts";
-import { DEFAULT_LIMIT, MAX_LIMIT, SORT_ORDERS, type SearchResult, type SortOrder, search } from "../query/search.ts";
+import { DEFAULT_LIMIT, MAX_LIMIT, SORT_ORDERS, type SearchResult, type SortOrder, search } from "../query/search/search.ts";
+import { Gate } from "../gate/gate.ts";
 import { freshnessLine, noHitsHint, renderHits } from "../present/render.ts";
 import { resolveRoot } from "../config.ts";
 import { callerArgs } from "./caller.ts";
@@ -70,13 +71,12 @@ export const searchCommand = defineCommand({
 			query,
 			filters,
 			limit,
-			scope,
 			includeDerived: a["include-derived"] === true,
 			exact: a.exact === true,
 			sort: sort as SortOrder,
 			groupBy: a.group === "session" ? ("session" as const) : undefined,
 		};
-		return onFreshIndex(start, a.sync !== false, (db, freshness) => printHits(a, start, search(db, request), freshness));
+		return onFreshIndex(start, a.sync !== false, (db, freshness) => printHits(a, start, search(new Gate(db, scope), request), freshness));
 	},
 });
 

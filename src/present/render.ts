@@ -4,7 +4,7 @@
  */
 import { BUSY_PROBLEM } from "../model.ts";
 import type { Freshness } from "../sync/freshness.ts";
-import { type Hit, RECENT_MATCHES, type SearchCoverage } from "../query/search.ts";
+import { type Hit, RECENT_MATCHES, type SearchCoverage } from "../query/search/search.ts";
 import { groupThousands } from "../project/text.ts";
 import type { SessionSummary } from "../query/sessions.ts";
 import type { RootSource } from "../auth/scope.ts";

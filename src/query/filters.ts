@@ -7,7 +7,7 @@ import { isAbsolute, resolve } from "node:path";
 import { PiEventsError } from "../errors.ts";
 import { BRANCH_STATES, SELECTION_STATES, SEMANTIC_KINDS } from "../model.ts";
 import { canonicalPath } from "../source/paths.ts";
-import type { SearchFilters } from "./search.ts";
+import type { SearchFilters } from "./search/search.ts";
 
 interface FilterValues {
 	sessionIds?: string[];

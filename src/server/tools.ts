@@ -19,7 +19,7 @@ import { Gate } from "../gate/gate.ts";
 import { MAX_NEIGHBOURS, MAX_WINDOW, readEvent } from "../query/read.ts";
 import { renderTurn } from "../present/render-turn.ts";
 import { DEFAULT_TURN_BYTES, MAX_NEXT_TURNS, MAX_TURN_BYTES, MIN_TURN_BYTES, readTurn } from "../query/turn-read.ts";
-import { SORT_ORDERS, search } from "../query/search.ts";
+import { SORT_ORDERS, search } from "../query/search/search.ts";
 import { traceEvent } from "../query/trace.ts";
 
 /** pi's own limit for tool output. */
@@ -327,11 +327,10 @@ export const TOOLS: ToolDef[] = [
 				ctx.scope.roots?.[0] ?? ctx.cwd,
 			);
 			const freshness = ctx.refresh();
-			const result = search(ctx.db, {
+			const result = search(new Gate(ctx.db, ctx.scope), {
 				query: args.query ?? "",
 				filters,
 				limit: args.limit ?? 10,
-				scope: ctx.scope,
 				includeDerived: args.includeDerived,
 				exact: args.exact,
 				sort: args.sort,

@@ -233,6 +233,6 @@ export function filteredFragmentsOfSessions(db: Database, sessionKeys: readonly 
 			? `events e JOIN fragments f ON f.event_key = e.event_key WHERE e.session_key IN ${keys.sql}`
 			: `fragments f${needsEvents ? " JOIN events e ON e.event_key = f.event_key" : ""} WHERE f.session_key IN ${keys.sql}`;
 	return db
-		.query(`SELECT f.frag_key, -f.weight AS score, f.event_key, f.session_key, f.ts_ms FROM ${from} AND ${where}`)
+		.query(`SELECT f.frag_key, f.weight AS relevance, f.event_key, f.session_key, f.ts_ms FROM ${from} AND ${where}`)
 		.all(...keys.params, ...params) as Required<RankedRow>[];
 }

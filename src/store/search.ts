@@ -1,5 +1,5 @@
 /**
- * Search SQL: FTS5 candidates (scored later, by query/answer-score.ts, never by bm25()), with the
+ * Search SQL: FTS5 candidates (scored later, by query/search/score.ts, never by bm25()), with the
  * authorization scope and every filter applied in the statement that performs the MATCH, so nothing
  * outside the scope is ever read into the process. Called only by the gate (gate/gate.ts), which
  * supplies the scope; query/ never calls it directly.
@@ -37,7 +37,8 @@ export interface SqlFilters {
 
 export interface CandidateRow {
 	frag_key: number;
-	score: number;
+	/** Higher is better: the ranked row's relevance. */
+	relevance: number;
 	fragment_id: string;
 	kind: SemanticKind;
 	derived: number;
@@ -149,8 +150,8 @@ function underPath(path: string): { from: string; to: string } {
 
 export interface RankedRow {
 	frag_key: number;
-	/** Lower is better: minus the relevance. */
-	score: number;
+	/** Higher is better: the kind weight as read here, the relevance once scored (query/search/score.ts). */
+	relevance: number;
 	/** Kind weight and text length of the fragment (for scoring within the answer). */
 	weight: number;
 	length: number;
@@ -165,7 +166,7 @@ export interface RankOptions {
 	 * "newest": the newest matches first (highest rowids), "oldest" the other end. Relevance is not
 	 * computed here: SQLite's bm25() takes its statistics from the whole index, every workspace
 	 * included; the caller scores the in-scope candidates itself (query/answer-score.ts). The
-	 * score returned here is minus the kind weight.
+	 * relevance returned here is the kind weight.
 	 */
 	order?: "newest" | "oldest";
 	/** The MATCH carries no scope tokens: apply the session rule in SQL, in the same statement. */
@@ -205,7 +206,7 @@ export function rankFragments(db: Database, match: string, filters: SqlFilters, 
 	const { where, params, needsEvents } = filterSql(filters, sessionLevel);
 	const range = rangeSql(options.range, "fts.rowid");
 	const sql = `
-		SELECT fts.rowid AS frag_key, -f.weight AS score, f.weight, f.full_length AS length, f.event_key, f.session_key${withTime ? ", f.ts_ms" : ""}
+		SELECT fts.rowid AS frag_key, f.weight AS relevance, f.weight, f.full_length AS length, f.event_key, f.session_key${withTime ? ", f.ts_ms" : ""}
 		FROM fts
 		JOIN fragments f ON f.frag_key = fts.rowid
 		${needsEvents ? "JOIN events e ON e.event_key = f.event_key" : ""}
@@ -244,12 +245,12 @@ export function hydrate(db: Database, ranked: RankedRow[]): CandidateRow[] {
 			 JOIN files fl ON fl.file_key = s.file_key
 			 WHERE f.frag_key IN ${keys.sql}`,
 		)
-		.all(...keys.params) as Omit<CandidateRow, "score">[];
+		.all(...keys.params) as Omit<CandidateRow, "relevance">[];
 	const byKey = new Map(rows.map((r) => [r.frag_key, r]));
 	const out: CandidateRow[] = [];
 	for (const r of ranked) {
 		const row = byKey.get(r.frag_key);
-		if (row) out.push({ ...row, score: r.score });
+		if (row) out.push({ ...row, relevance: r.relevance });
 	}
 	return out;
 }

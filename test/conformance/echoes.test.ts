@@ -7,7 +7,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { appendFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { syncIndex } from "../../src/sync/sync.ts";
-import { search } from "../../src/query/search.ts";
+import { search } from "../../src/query/search/search.ts";
+import { Gate } from "../../src/gate/gate.ts";
 import { openIndex } from "../../src/store/db.ts";
 import { cleanupTempDirs, dumpIndex, makeTempDir, ROOT } from "../helpers/temp.ts";
 
@@ -69,10 +70,10 @@ describe("echoes are derived events", () => {
 			syncIndex(db, { sourceDirs: [{ path: SESSIONS, origin: "flag" }] });
 			const scope = { roots: null, current: null };
 			const query = "redis sentinel failover";
-			const plain = search(db, { query, filters: {}, limit: 50, scope }).hits;
+			const plain = search(new Gate(db, scope), { query, filters: {}, limit: 50 }).hits;
 			expect(plain.length).toBeGreaterThan(0);
 			expect(plain.some((h) => h.derived)).toBe(false);
-			const all = search(db, { query, filters: {}, limit: 50, scope, includeDerived: true }).hits;
+			const all = search(new Gate(db, scope), { query, filters: {}, limit: 50, includeDerived: true }).hits;
 			const echoes = all.filter((h) => h.derived);
 			expect(echoes.length).toBeGreaterThanOrEqual(3);
 			expect(new Set(echoes.map((h) => h.toolName ?? h.semanticKind))).toEqual(new Set(["event_search", "event_read", "bash", "bash.command"]));

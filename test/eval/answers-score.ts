@@ -22,7 +22,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseQuery } from "../../src/query/fts.ts";
-import { search } from "../../src/query/search.ts";
+import { search } from "../../src/query/search/search.ts";
+import { Gate } from "../../src/gate/gate.ts";
 import { openIndex } from "../../src/store/db.ts";
 import { syncIndex } from "../../src/sync/sync.ts";
 
@@ -107,7 +108,7 @@ export function loadCases(file = CASES_FILE): AnswerCase[] {
  * form the index knows); a turn-window match (marked match: "turn") is not the event's own.
  */
 export function matchingEvents(db: Database, root: string, query: string, sessionId: string): Set<string> {
-	const hits = search(db, { query, filters: { sessionIds: [sessionId] }, limit: 100, scope: scopeOf(root) }).hits;
+	const hits = search(new Gate(db, scopeOf(root)), { query, filters: { sessionIds: [sessionId] }, limit: 100 }).hits;
 	return new Set(hits.filter((h) => (h as { match?: string }).match !== "turn").map((h) => h.entryId));
 }
 
@@ -178,7 +179,7 @@ export function simulatedOutcomes(sessionsDir = ANSWERS_SESSIONS): Map<string, s
 }
 
 export function runCase(db: Database, c: AnswerCase, simulated?: Map<string, string | null>): CaseOutcome {
-	const hits = search(db, { query: c.query, filters: {}, limit: HIT_LIMIT, scope: scopeOf(c.root) }).hits;
+	const hits = search(new Gate(db, scopeOf(c.root)), { query: c.query, filters: {}, limit: HIT_LIMIT }).hits;
 	const { rank, via } = answerRank(hits, c.expected);
 	const withTurns = simulated
 		? hits.map((h) => {

@@ -6,7 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Database } from "bun:sqlite";
-import { search } from "../../src/query/search.ts";
+import { search } from "../../src/query/search/search.ts";
+import { Gate } from "../../src/gate/gate.ts";
 import { cleanupTempDirs, makeAgentLayout, makeTempDir, runCli } from "../helpers/temp.ts";
 import {
 	ANSWERS_SESSIONS,
@@ -86,7 +87,7 @@ describe("answers evaluation (fixtures/answers)", () => {
 			const c = cases.find((x) => x.kind === kind)!;
 			const cli = runCli(layout, ["search", c.query, "--json", "--limit", "10", "--root", c.root, "--sessions-dir", ANSWERS_SESSIONS]);
 			expect(cli.exitCode).toBe(0);
-			const inProcess = search(db, { query: c.query, filters: {}, limit: 10, scope: { roots: [c.root], current: null } }).hits;
+			const inProcess = search(new Gate(db, { roots: [c.root], current: null }), { query: c.query, filters: {}, limit: 10 }).hits;
 			expect({ id: c.id, hits: cli.json<{ hits: Parameters<typeof identity>[0][] }>().hits.map(identity) }).toEqual({
 				id: c.id,
 				hits: inProcess.map((h) => identity(h as Parameters<typeof identity>[0])),
@@ -96,7 +97,7 @@ describe("answers evaluation (fixtures/answers)", () => {
 
 	test("turn-window cases: no single event in scope holds every query word", () => {
 		for (const c of cases.filter((x) => x.kind === "turn-window")) {
-			const hits = search(db, { query: c.query, filters: {}, limit: 100, scope: { roots: [c.root], current: null } }).hits;
+			const hits = search(new Gate(db, { roots: [c.root], current: null }), { query: c.query, filters: {}, limit: 100 }).hits;
 			// Once turn-window matching lands, its hits are marked match: "turn"; event matches must stay absent.
 			const eventHits = hits.filter((h) => (h as { match?: string }).match !== "turn");
 			expect({ id: c.id, eventHits: eventHits.length }).toEqual({ id: c.id, eventHits: 0 });

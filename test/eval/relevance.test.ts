@@ -18,7 +18,8 @@ import type { Database } from "bun:sqlite";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { syncIndex } from "../../src/sync/sync.ts";
-import { type Hit, search } from "../../src/query/search.ts";
+import { type Hit, search } from "../../src/query/search/search.ts";
+import { Gate } from "../../src/gate/gate.ts";
 import { openIndex } from "../../src/store/db.ts";
 import { cleanupTempDirs, makeTempDir, ROOT } from "../helpers/temp.ts";
 
@@ -73,7 +74,7 @@ beforeAll(() => {
 	expect(report.sessions.new).toBe(readdirSync(SESSIONS_DIR).filter((n) => n.endsWith(".jsonl")).length);
 	queries = JSON.parse(readFileSync(join(DIR, "queries.json"), "utf8")) as EvalQuery[];
 	for (const q of queries) {
-		const hits = search(db, { query: q.query, filters: {}, limit: 10, scope: scopeOf(q.root) }).hits;
+		const hits = search(new Gate(db, scopeOf(q.root)), { query: q.query, filters: {}, limit: 10 }).hits;
 		const top = hits[0] ? `${hits[0].semanticKind}${hits[0].toolName ? ` ${hits[0].toolName}` : ""}` : null;
 		outcomes.push({ id: q.id, group: q.group, query: q.query, rank: rankOf(hits, q.expected), hits: hits.length, top });
 	}
@@ -118,7 +119,7 @@ describe("relevance evaluation (fixtures/eval/relevance)", () => {
 
 	test("hard queries: at least five other in-scope events match every word", () => {
 		for (const q of queries.filter((x) => x.group === "hard")) {
-			const hits = search(db, { query: q.query, filters: {}, limit: 100, scope: scopeOf(q.root) }).hits;
+			const hits = search(new Gate(db, scopeOf(q.root)), { query: q.query, filters: {}, limit: 100 }).hits;
 			const others = hits.filter((h) => !(h.sessionId === q.expected.sessionId && h.entryId === q.expected.entryId));
 			expect({ id: q.id, others: others.length >= 5 }).toEqual({ id: q.id, others: true });
 		}
@@ -126,7 +127,7 @@ describe("relevance evaluation (fixtures/eval/relevance)", () => {
 
 	test("forms: the literal query matches nothing in scope, and no answer is empty", () => {
 		for (const q of queries.filter((x) => x.group === "forms")) {
-			const literal = search(db, { query: q.query, filters: {}, limit: 10, scope: scopeOf(q.root), exact: true });
+			const literal = search(new Gate(db, scopeOf(q.root)), { query: q.query, filters: {}, limit: 10, exact: true });
 			expect({ id: q.id, literal: literal.hits.length }).toEqual({ id: q.id, literal: 0 });
 			expect(literal.coverage.emptyBecause).not.toBeNull();
 			expect({ id: q.id, empty: outcomes.find((o) => o.id === q.id)!.hits === 0 }).toEqual({ id: q.id, empty: false });
@@ -135,7 +136,7 @@ describe("relevance evaluation (fixtures/eval/relevance)", () => {
 
 	test("echo: the echoes exist and come back with includeDerived, marked", () => {
 		for (const q of queries.filter((x) => x.group === "echo")) {
-			const all = search(db, { query: q.query, filters: {}, limit: 50, scope: scopeOf(q.root), includeDerived: true }).hits;
+			const all = search(new Gate(db, scopeOf(q.root)), { query: q.query, filters: {}, limit: 50, includeDerived: true }).hits;
 			expect({ id: q.id, echoes: all.filter((h) => h.derived).length >= 2 }).toEqual({ id: q.id, echoes: true });
 		}
 	});

@@ -19,7 +19,8 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { syncIndex } from "../../src/sync/sync.ts";
 import type { SemanticKind } from "../../src/model.ts";
-import { type Hit, type SearchFilters, search } from "../../src/query/search.ts";
+import { type Hit, type SearchFilters, search } from "../../src/query/search/search.ts";
+import { Gate } from "../../src/gate/gate.ts";
 import { openIndex } from "../../src/store/db.ts";
 import { cleanupTempDirs, makeTempDir, ROOT } from "../helpers/temp.ts";
 
@@ -102,13 +103,13 @@ beforeAll(() => {
 
 	for (const q of queries) {
 		const filters = toSearchFilters(q.filters);
-		const hits = search(db, { query: q.query, filters, limit: 10, scope: UNSCOPED }).hits;
+		const hits = search(new Gate(db, UNSCOPED), { query: q.query, filters, limit: 10 }).hits;
 		const rank = rankOf(hits, q.expected);
 		let rankWithin100 = rank;
 		let matches = rank !== null;
 		if (rank === null) {
-			rankWithin100 = rankOf(search(db, { query: q.query, filters, limit: 100, scope: UNSCOPED }).hits, q.expected);
-			const own = search(db, { query: q.query, filters: { ...filters, sessionIds: [q.expected.sessionId] }, limit: 100, scope: UNSCOPED });
+			rankWithin100 = rankOf(search(new Gate(db, UNSCOPED), { query: q.query, filters, limit: 100 }).hits, q.expected);
+			const own = search(new Gate(db, UNSCOPED), { query: q.query, filters: { ...filters, sessionIds: [q.expected.sessionId] }, limit: 100 });
 			matches = rankOf(own.hits, q.expected) !== null;
 		}
 		const first = hits[0];

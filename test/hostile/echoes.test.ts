@@ -8,7 +8,8 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { search } from "../../src/query/search.ts";
+import { search } from "../../src/query/search/search.ts";
+import { Gate } from "../../src/gate/gate.ts";
 import { openIndex } from "../../src/store/db.ts";
 import { syncIndex } from "../../src/sync/sync.ts";
 import { cleanupTempDirs, dumpIndex, makeAgentLayout, makeTempDir, runCli } from "../helpers/temp.ts";
@@ -42,13 +43,13 @@ describe("a command that runs anything beside pi-events is searched like any oth
 	afterAll(() => index.close());
 
 	test("search --error shows the failures of the curl and the commit, not the pi-events run's", () => {
-		const failed = search(index.db, { query: "", filters: { isError: true }, limit: 50, scope: UNSCOPED });
+		const failed = search(new Gate(index.db, UNSCOPED), { query: "", filters: { isError: true }, limit: 50 });
 		expect(failed.hits.map((h) => h.entryId).sort()).toEqual(["r0", "r1"]);
 	});
 
 	test("the calls' words are found without --include-derived", () => {
-		expect(search(index.db, { query: "curl install", filters: {}, limit: 10, scope: UNSCOPED }).hits.map((h) => h.entryId)).toContain("a0");
-		expect(search(index.db, { query: "rework parser", filters: {}, limit: 10, scope: UNSCOPED }).hits.map((h) => h.entryId)).toContain("a1");
+		expect(search(new Gate(index.db, UNSCOPED), { query: "curl install", filters: {}, limit: 10 }).hits.map((h) => h.entryId)).toContain("a0");
+		expect(search(new Gate(index.db, UNSCOPED), { query: "rework parser", filters: {}, limit: 10 }).hits.map((h) => h.entryId)).toContain("a1");
 	});
 
 	test("the fragments marked derived are exactly the pi-events run's call and result", () => {

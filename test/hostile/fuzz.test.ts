@@ -31,7 +31,7 @@ import { renderTrace } from "../../src/present/render-trace.ts";
 import { renderHits } from "../../src/present/render.ts";
 import { Gate } from "../../src/gate/gate.ts";
 import { readEvent } from "../../src/query/read.ts";
-import { search } from "../../src/query/search.ts";
+import { search } from "../../src/query/search/search.ts";
 import { traceEvent } from "../../src/query/trace.ts";
 import type { SourceDir } from "../../src/source/discover.ts";
 import { openIndex } from "../../src/store/db.ts";
@@ -759,7 +759,7 @@ function probe(db: Database, rng: Rng, failures: Failure[], count: number): numb
 		}
 		if (word) {
 			guard(failures, `search (edge) ${word} in ${e.session_id}`, () => {
-				const result = search(db, { query: word!, filters: { sessionIds: [e.session_id] }, limit: 100, scope: scopes[0]! });
+				const result = search(new Gate(db, scopes[0]!), { query: word!, filters: { sessionIds: [e.session_id] }, limit: 100 });
 				renderHits(result.hits, { color: false });
 			});
 		}
@@ -774,7 +774,7 @@ function probe(db: Database, rng: Rng, failures: Failure[], count: number): numb
 		const scope = rng.pick(scopes);
 		const filters = rng.chance(0.3) ? { isError: rng.chance(0.5), branchStates: [rng.pick(["selected", "alternate", "unknown"] as const)] } : {};
 		guard(failures, `search ${JSON.stringify(query)}`, () => {
-			const result = search(db, { query, filters, limit: 1 + rng.int(100), scope });
+			const result = search(new Gate(db, scope), { query, filters, limit: 1 + rng.int(100) });
 			renderHits(result.hits, { color: rng.chance(0.5) });
 			JSON.stringify(result);
 		});

@@ -20,7 +20,7 @@ import { renderTrace } from "../../src/present/render-trace.ts";
 import { renderHits } from "../../src/present/render.ts";
 import { Gate } from "../../src/gate/gate.ts";
 import { readEvent } from "../../src/query/read.ts";
-import { search } from "../../src/query/search.ts";
+import { search } from "../../src/query/search/search.ts";
 import { traceEvent } from "../../src/query/trace.ts";
 import type { SourceDir } from "../../src/source/discover.ts";
 import { MAX_LINE_BYTES } from "../../src/source/session-parser.ts";
@@ -59,7 +59,7 @@ function onlyPiEventsErrors(fn: () => unknown): unknown {
 /** search + read + trace (+ renderers) of every event of a session, unscoped. */
 function probeSession(db: Database, sessionId: string, query: string): void {
 	const access = new Gate(db, UNSCOPED);
-	const result = search(db, { query, filters: { sessionIds: [sessionId] }, limit: 100, scope: UNSCOPED });
+	const result = search(new Gate(db, UNSCOPED), { query, filters: { sessionIds: [sessionId] }, limit: 100 });
 	renderHits(result.hits, { color: false });
 	const entries = db
 		.query("SELECT e.entry_id FROM events e JOIN sessions s ON s.session_key = e.session_key WHERE s.session_id = ?1 ORDER BY e.seq")
@@ -72,7 +72,7 @@ function probeSession(db: Database, sessionId: string, query: string): void {
 }
 
 function hitsFor(db: Database, query: string, sessionId?: string) {
-	return search(db, { query, filters: sessionId ? { sessionIds: [sessionId] } : {}, limit: 100, scope: UNSCOPED }).hits;
+	return search(new Gate(db, UNSCOPED), { query, filters: sessionId ? { sessionIds: [sessionId] } : {}, limit: 100 }).hits;
 }
 
 const figures: string[] = [];
@@ -347,7 +347,7 @@ describe("invalid UTF-8, NUL bytes, lone surrogates", () => {
 		expect(hitsFor(t.db, "oddheaderword").length).toBe(1);
 		probeSession(t.db, ids[0]!.session_id, "oddsecond");
 		const scoped: Scope = { roots: ["/work/demo/app"], current: null };
-		onlyPiEventsErrors(() => search(t.db, { query: "oddheaderword", filters: {}, limit: 10, scope: scoped }));
+		onlyPiEventsErrors(() => search(new Gate(t.db, scoped), { query: "oddheaderword", filters: {}, limit: 10 }));
 		t.db.close();
 	});
 

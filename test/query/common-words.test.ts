@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { RECENT_MATCHES, type SearchBounds, type SearchFilters, search } from "../../src/query/search.ts";
+import { RECENT_MATCHES, type SearchBounds, type SearchFilters, search } from "../../src/query/search/search.ts";
 import { noHitsHint } from "../../src/present/render.ts";
 import { Gate } from "../../src/gate/gate.ts";
 import { parseQuery } from "../../src/query/fts.ts";
@@ -98,11 +98,10 @@ const find = (
 	query: string,
 	opts: { scope?: Scope; sort?: "newest" | "oldest"; bounds?: Partial<SearchBounds> | null; filters?: SearchFilters } = {},
 ) =>
-	search(db, {
+	search(new Gate(db, opts.scope ?? UNSCOPED), {
 		query,
 		filters: opts.filters ?? {},
 		limit: 20,
-		scope: opts.scope ?? UNSCOPED,
 		sort: opts.sort,
 		bounds: opts.bounds === null ? undefined : (opts.bounds ?? BOUNDS),
 	});
@@ -389,7 +388,7 @@ describe("a very common word with --until and a filter checked on each match", (
 	test("the sessions last active before then are read until twice the limit pass, and those are ranked: not a walk of the history", () => {
 		// 1,200 user matches and 30 assistant ones before then (one a session): walking alpha's
 		// matches for them would read the whole history; the newest sessions before then hold them.
-		const r = search(index.db, { query: "alpha", filters, limit: 5, scope: UNSCOPED, bounds: many });
+		const r = search(new Gate(index.db, UNSCOPED), { query: "alpha", filters, limit: 5, bounds: many });
 		expect(r.coverage.mode).toBe("recent");
 		expect(r.coverage.matchesExact).toBe(false);
 		expect(r.coverage.rankedShare).toBeNull();
@@ -404,7 +403,7 @@ describe("a very common word with --until and a filter checked on each match", (
 	});
 
 	test("when the time range runs out first, every match before then was read: complete", () => {
-		const r = search(index.db, { query: "alpha", filters: { ...filters, untilMs: Date.parse(at(3, 0)) }, limit: 5, scope: UNSCOPED, bounds: many });
+		const r = search(new Gate(index.db, UNSCOPED), { query: "alpha", filters: { ...filters, untilMs: Date.parse(at(3, 0)) }, limit: 5, bounds: many });
 		expect(r.coverage.mode).toBe("full");
 		expect(r.coverage.matchesExact).toBe(true);
 		expect(r.coverage.estimatedMatches).toBe(3);
@@ -413,11 +412,10 @@ describe("a very common word with --until and a filter checked on each match", (
 
 	test("with --since and more sessions active since then than are searched one by one: the most recently active, until twice the limit pass", () => {
 		const since = Date.parse(at(10, 0));
-		const r = search(index.db, {
+		const r = search(new Gate(index.db, UNSCOPED), {
 			query: "alpha",
 			filters: { kinds: ["assistant.text"], sinceMs: since },
 			limit: 5,
-			scope: UNSCOPED,
 			bounds: { ...many, sinceSessions: 2 },
 		});
 		expect(r.coverage.mode).toBe("recent");
@@ -429,11 +427,10 @@ describe("a very common word with --until and a filter checked on each match", (
 			expect(kindOf(index.db, h)).toBe("assistant.text");
 		}
 		// When the bound of sessions holds every session active since then, every match is found.
-		const all = search(index.db, {
+		const all = search(new Gate(index.db, UNSCOPED), {
 			query: "alpha",
 			filters: { kinds: ["assistant.text"], sinceMs: Date.parse(at(37, 0)) },
 			limit: 5,
-			scope: UNSCOPED,
 			bounds: { ...many, sinceSessions: 2 },
 		});
 		expect(all.coverage.mode).toBe("full");
@@ -441,7 +438,7 @@ describe("a very common word with --until and a filter checked on each match", (
 	});
 
 	test("sorted oldest first: the sessions whose oldest event is oldest, until twice the limit pass", () => {
-		const r = search(index.db, { query: "alpha", filters, limit: 5, scope: UNSCOPED, bounds: many, sort: "oldest" });
+		const r = search(new Gate(index.db, UNSCOPED), { query: "alpha", filters, limit: 5, bounds: many, sort: "oldest" });
 		expect(r.coverage.mode).toBe("recent");
 		expect(r.coverage.estimatedMatches).toBe(10);
 		// The oldest first: sessions 0 to 4's answers, in time order.
@@ -523,7 +520,7 @@ describe("a very common word with --file of a path many events touch", () => {
 	test("it is searched in the newest sessions' window, as a filter checked on each match is: not a walk of the history", () => {
 		const touching = (index.db.query("SELECT count(*) AS n FROM event_files").get() as { n: number }).n;
 		expect(touching).toBeGreaterThan(10);
-		const r = search(index.db, { query: "alpha", filters, limit: 5, scope: UNSCOPED, bounds });
+		const r = search(new Gate(index.db, UNSCOPED), { query: "alpha", filters, limit: 5, bounds });
 		expect(r.coverage.mode).toBe("recent");
 		expect(r.coverage.matchesExact).toBe(false);
 		expect(r.hits.length).toBe(5);
@@ -539,18 +536,17 @@ describe("a very common word with --file of a path many events touch", () => {
 	});
 
 	test("when more sessions touch it than are read whole, the most recently active until twice the limit pass", () => {
-		const r = search(index.db, { query: "alpha", filters, limit: 5, scope: UNSCOPED, bounds: { ...bounds, fileRows: 1000, fileSessions: 5 } });
+		const r = search(new Gate(index.db, UNSCOPED), { query: "alpha", filters, limit: 5, bounds: { ...bounds, fileRows: 1000, fileSessions: 5 } });
 		expect(r.coverage.mode).toBe("recent");
 		// One read a session: sessions 39 down to 30; reading every session touching src/ found all 40.
 		expect(r.coverage.estimatedMatches).toBe(10);
 		const newest = new Set(Array.from({ length: 10 }, (_, i) => sid("dddd", SESSIONS - 1 - i)));
 		for (const h of r.hits) expect(newest.has(h.sessionId)).toBe(true);
 		// Oldest first: sessions 0 to 9.
-		const oldest = search(index.db, {
+		const oldest = search(new Gate(index.db, UNSCOPED), {
 			query: "alpha",
 			filters,
 			limit: 5,
-			scope: UNSCOPED,
 			sort: "oldest",
 			bounds: { ...bounds, fileRows: 1000, fileSessions: 5 },
 		});
@@ -558,7 +554,7 @@ describe("a very common word with --file of a path many events touch", () => {
 	});
 
 	test("with the bound above its rows, every session touching it is searched: complete", () => {
-		const r = search(index.db, { query: "alpha", filters, limit: 5, scope: UNSCOPED, bounds: { ...bounds, fileRows: 1000 } });
+		const r = search(new Gate(index.db, UNSCOPED), { query: "alpha", filters, limit: 5, bounds: { ...bounds, fileRows: 1000 } });
 		expect(r.coverage.mode).toBe("full");
 		expect(r.coverage.estimatedMatches).toBe(SESSIONS);
 	});
@@ -586,9 +582,9 @@ describe("a very common word read one range at a time leaves pi-events' own echo
 	];
 	for (const [name, filters] of cases) {
 		test(`${name}: no echo among the hits; with includeDerived they come back`, () => {
-			const r = search(index.db, { query: "alpha", filters, limit: 5, scope: UNSCOPED, bounds });
+			const r = search(new Gate(index.db, UNSCOPED), { query: "alpha", filters, limit: 5, bounds });
 			expect(r.hits).toEqual([]);
-			const withEchoes = search(index.db, { query: "alpha", filters, limit: 5, scope: UNSCOPED, bounds, includeDerived: true });
+			const withEchoes = search(new Gate(index.db, UNSCOPED), { query: "alpha", filters, limit: 5, bounds, includeDerived: true });
 			expect(withEchoes.hits.length).toBe(5);
 			for (const h of withEchoes.hits) expect(["c", "r"]).toContain(h.entryId.slice(-1));
 		});

@@ -9,7 +9,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type SearchFilters, search } from "../../src/query/search.ts";
+import { type SearchFilters, search } from "../../src/query/search/search.ts";
+import { Gate } from "../../src/gate/gate.ts";
 import { cleanupTempDirs, makeTempDir } from "../helpers/temp.ts";
 import { assistantEntry, buildIndex, type Entry, type TestIndex, toolResultEntry, UNSCOPED, userEntry, writeSession } from "./helpers.ts";
 
@@ -113,7 +114,7 @@ describe("a search by filters alone", () => {
 				const expected = bruteForce(where, sort === "oldest" ? "ASC" : "DESC");
 				expect(expected.length).toBeGreaterThan(10);
 				for (const limit of [1, 7, 10, 50]) {
-					const r = search(index.db, { query: "", filters, limit, scope: UNSCOPED, sort });
+					const r = search(new Gate(index.db, UNSCOPED), { query: "", filters, limit, sort });
 					expect(r.coverage.mode).toBe("full");
 					const got = r.hits.map((h) => `${h.sessionId}/${h.entryId}`);
 					// Equal times never occur here, so the order is the brute force's exactly.
@@ -125,7 +126,7 @@ describe("a search by filters alone", () => {
 
 	test("the forks' copied entries are found before their header time, and before the time range's end", () => {
 		const forks = new Set([sid(5), sid(9)]);
-		const r = search(index.db, { query: "", filters: { roles: ["assistant"], untilMs: UNTIL }, limit: 50, scope: UNSCOPED, sort: "oldest" });
+		const r = search(new Gate(index.db, UNSCOPED), { query: "", filters: { roles: ["assistant"], untilMs: UNTIL }, limit: 50, sort: "oldest" });
 		const fromForks = r.hits.filter((h) => forks.has(h.sessionId));
 		expect(fromForks.length).toBeGreaterThan(0);
 		const header = (s: number) => Date.parse(at(s, 24 * 60));
@@ -145,7 +146,7 @@ describe("sessions whose oldest time is not known (written by a pi-events before
 			for (const sort of ["oldest", "newest"] as const) {
 				const expected = bruteForce(where, sort === "oldest" ? "ASC" : "DESC");
 				for (const limit of [1, 10, 50]) {
-					const r = search(index.db, { query: "", filters, limit, scope: UNSCOPED, sort });
+					const r = search(new Gate(index.db, UNSCOPED), { query: "", filters, limit, sort });
 					expect(r.hits.map((h) => `${h.sessionId}/${h.entryId}`)).toEqual(expected.slice(0, limit));
 				}
 			}

@@ -8,7 +8,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Scope } from "../../src/auth/scope.ts";
 import { syncIndex } from "../../src/sync/sync.ts";
-import { type SearchFilters, type SearchResult, search } from "../../src/query/search.ts";
+import { type SearchFilters, type SearchResult, search } from "../../src/query/search/search.ts";
+import { Gate } from "../../src/gate/gate.ts";
 import type { SourceDir } from "../../src/source/discover.ts";
 import { openIndex } from "../../src/store/db.ts";
 import { makeTempDir } from "../helpers/temp.ts";
@@ -134,7 +135,7 @@ export function run(
 	filters: SearchFilters = {},
 	opts: { limit?: number; scope?: Scope; exact?: boolean; includeDerived?: boolean } = {},
 ): SearchResult {
-	return search(db, { query, filters, limit: opts.limit ?? 100, scope: opts.scope ?? UNSCOPED, exact: opts.exact, includeDerived: opts.includeDerived });
+	return search(new Gate(db, opts.scope ?? UNSCOPED), { query, filters, limit: opts.limit ?? 100, exact: opts.exact, includeDerived: opts.includeDerived });
 }
 
 /** `sessionId/entryId` of each hit. */

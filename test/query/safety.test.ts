@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { PiEventsError } from "../../src/errors.ts";
 import { boundText, OMISSION_MARKER_RE } from "../../src/project/text.ts";
 import { MAX_QUERY_CHARS, parseQuery } from "../../src/query/fts.ts";
-import type { SearchResult } from "../../src/query/search.ts";
+import type { SearchResult } from "../../src/query/search/search.ts";
 import { cleanupTempDirs, makeTempDir, PI_FIXTURES, piFixture } from "../helpers/temp.ts";
 import { buildIndex, ids, oneMessageSession, run, type TestIndex, writeSession } from "./helpers.ts";
 

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { toSearchFilters } from "../../src/query/filters.ts";
 import { PiEventsError } from "../../src/errors.ts";
 import { SNIPPET_CHARS } from "../../src/query/snippet.ts";
-import { DEFAULT_LIMIT, FULL_RANK_LIMIT, MAX_LIMIT, type SearchFilters, search } from "../../src/query/search.ts";
+import { DEFAULT_LIMIT, FULL_RANK_LIMIT, MAX_LIMIT, type SearchFilters, search } from "../../src/query/search/search.ts";
 import { Gate } from "../../src/gate/gate.ts";
 import { OCCURRENCE_WALK_LIMIT } from "../../src/store/search.ts";
 import { cleanupTempDirs, makeTempDir, PI_FIXTURES, piFixture } from "../helpers/temp.ts";
@@ -366,7 +366,7 @@ describe("limit", () => {
 	test.each([[0], [-1], [101], [1.5], [Number.NaN]])("limit %p is rejected", (limit) => {
 		let err: unknown;
 		try {
-			search(idx.db, { query: "the", filters: {}, limit, scope: UNSCOPED });
+			search(new Gate(idx.db, UNSCOPED), { query: "the", filters: {}, limit });
 		} catch (e) {
 			err = e;
 		}
@@ -375,14 +375,14 @@ describe("limit", () => {
 	});
 
 	test("1, the default and MAX_LIMIT", () => {
-		expect(search(idx.db, { query: "the", filters: {}, limit: 1, scope: UNSCOPED }).hits.length).toBe(1);
-		expect(search(idx.db, { query: "the", filters: {}, scope: UNSCOPED }).hits.length).toBe(DEFAULT_LIMIT);
-		const all = search(idx.db, { query: "the", filters: {}, limit: MAX_LIMIT, scope: UNSCOPED });
+		expect(search(new Gate(idx.db, UNSCOPED), { query: "the", filters: {}, limit: 1 }).hits.length).toBe(1);
+		expect(search(new Gate(idx.db, UNSCOPED), { query: "the", filters: {} }).hits.length).toBe(DEFAULT_LIMIT);
+		const all = search(new Gate(idx.db, UNSCOPED), { query: "the", filters: {}, limit: MAX_LIMIT });
 		expect(MAX_LIMIT).toBe(100);
 		expect(all.hits.length).toBeGreaterThan(DEFAULT_LIMIT);
 		expect(all.hits.length).toBeLessThanOrEqual(MAX_LIMIT);
 		// A smaller limit is a prefix of a larger one.
-		expect(ids(search(idx.db, { query: "the", filters: {}, limit: 5, scope: UNSCOPED }))).toEqual(ids(all).slice(0, 5));
+		expect(ids(search(new Gate(idx.db, UNSCOPED), { query: "the", filters: {}, limit: 5 }))).toEqual(ids(all).slice(0, 5));
 	});
 });
 
@@ -546,7 +546,7 @@ describe("the bounded common-term path", () => {
 		expect(uniq.length).toBeGreaterThan(0);
 		const keys = uniq.map((r) => r.rowid);
 		const scoped = new Gate(big.db, { roots: null, current: null }).search('"uniqs7e3"', {})!;
-		const ranked = keys.map((frag_key) => ({ frag_key, score: 0, weight: 1, length: 1, event_key: 0, session_key: 0 }));
+		const ranked = keys.map((frag_key) => ({ frag_key, relevance: 0, weight: 1, length: 1, event_key: 0, session_key: 0 }));
 		const { occurrences, common } = scoped.termOccurrences(ranked, ["commonword", "uniqs7e3"]);
 		expect(common).toEqual(["commonword"]);
 		expect(occurrences.length).toBeGreaterThan(0);

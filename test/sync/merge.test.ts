@@ -10,7 +10,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { resolveSettings } from "../../src/config.ts";
-import { search } from "../../src/query/search.ts";
+import { search } from "../../src/query/search/search.ts";
+import { Gate } from "../../src/gate/gate.ts";
 import { SYNC_NOTIFICATION, StdioServer } from "../../src/server/stdio.ts";
 import { openIndex } from "../../src/store/db.ts";
 import { mergePending, mergeSlice } from "../../src/sync/merge.ts";
@@ -57,7 +58,7 @@ function segments(db: Database): number {
 function answers(db: Database): string[][] {
 	const queries = [...WORDS, "merge7", "session", "talks about", '"session 3"'];
 	return queries.map((q) =>
-		search(db, { query: q, filters: {}, limit: 50, scope: { roots: null, current: null } }).hits.map((h) => `${h.sessionId}/${h.entryId}`),
+		search(new Gate(db, { roots: null, current: null }), { query: q, filters: {}, limit: 50 }).hits.map((h) => `${h.sessionId}/${h.entryId}`),
 	);
 }
 

@@ -13,7 +13,7 @@ import type { SourceDir } from "../../src/source/discover.ts";
 import { openIndex, SPAN_READS_PAGE_CACHE_KIB } from "../../src/store/db.ts";
 import { Gate } from "../../src/gate/gate.ts";
 import { parseQuery } from "../../src/query/fts.ts";
-import { search } from "../../src/query/search.ts";
+import { search } from "../../src/query/search/search.ts";
 import { syncIndex } from "../../src/sync/sync.ts";
 import { cleanupTempDirs, makeTempDir } from "../helpers/temp.ts";
 import { oneMessageSession, UNSCOPED, userEntry, writeSession } from "../query/helpers.ts";
@@ -116,11 +116,10 @@ test("a search reading many sessions one at a time has a larger cache while it r
 		).toThrow("read failed");
 		expect(cacheKib(db)).toBe(after);
 		// A search with --until (it reads the sessions before then one at a time) leaves the cache as it was.
-		const r = search(db, {
+		const r = search(new Gate(db, UNSCOPED), {
 			query: "deploy",
 			filters: { untilMs: Date.parse("2030-01-01T00:00:00Z") },
 			limit: 5,
-			scope: UNSCOPED,
 			bounds: { fullRankLimit: 0, untilMinSessions: 1 },
 		});
 		expect(r.hits.length).toBe(1);

@@ -1,0 +1,94 @@
+/**
+ * The search use case, as a pipeline: plan → candidates → score → rerank → order → hits →
+ * explain. Every read goes through the gate, which applies the caller's scope and the current
+ * session's cutoff in every statement.
+ *
+ * - plan.ts: the request as a value (limit, filters, parsed query, cost bounds);
+ * - candidates*.ts: which fragments are looked at (retrieval; never relevance), within bounds.ts;
+ * - score.ts: each candidate's relevance from its own term counts (answer-score.ts);
+ * - rerank.ts: the top candidates' signals (evidence, failed calls, proximity: relevance.ts);
+ * - order.ts: one candidate per event (or session), in the answer's order, cut at the limit;
+ * - hits.ts: the answer's hits, with snippets; explain.ts: why an empty answer is empty;
+ * - filter-only.ts: a search by filters alone (no terms), newest or oldest first.
+ */
+import type { Gate, ScopedSearch } from "../../gate/gate.ts";
+import { WordForms } from "../../project/stem.ts";
+import { SourceFiles } from "../../source/read.ts";
+import type { ParsedQuery } from "../fts.ts";
+import { TextWords } from "../relevance.ts";
+
+import { type Candidates, findCandidates } from "./candidates.ts";
+import { explainEmpty, notEmpty, nothingInScope } from "./explain.ts";
+import { filterOnlySearch } from "./filter-only.ts";
+import { buildHits, type TextTools } from "./hits.ts";
+import { fragmentsPerEvent, type Ordered, orderEvents, selectEvents } from "./order.ts";
+import { planSearch, type SearchPlan } from "./plan.ts";
+import { rerank } from "./rerank.ts";
+import { scoreCandidates } from "./score.ts";
+import type { SearchCoverage, SearchRequest, SearchResult } from "./types.ts";
+
+export {
+	DEFAULT_LIMIT,
+	type Hit,
+	MAX_LIMIT,
+	type SearchCoverage,
+	type SearchFilters,
+	type SearchRequest,
+	type SearchResult,
+	SORT_ORDERS,
+	type SortOrder,
+} from "./types.ts";
+export { COMMON_TERM_FRAGMENTS, FULL_RANK_LIMIT, RECENT_MATCHES, SEARCH_WINDOW_FRAGMENTS, type SearchBounds } from "./bounds.ts";
+
+/** Search within the gate's scope. */
+export function search(gate: Gate, request: SearchRequest): SearchResult {
+	const started = performance.now();
+	const plan = planSearch(gate, request);
+	const tools: TextTools = { forms: new WordForms(), words: new TextWords(), files: new SourceFiles() };
+	try {
+		const { query } = plan;
+		return query === null ? filterOnlySearch(gate, plan, tools, started) : searchTerms(gate, { ...plan, query }, tools, started);
+	} finally {
+		tools.files.close();
+	}
+}
+
+function searchTerms(gate: Gate, plan: SearchPlan & { query: ParsedQuery }, tools: TextTools, started: number): SearchResult {
+	const scoped = gate.search(plan.query.match, plan.filters, { includeDerived: plan.includeDerived });
+	if (scoped === null) return nothingInScope(plan.query, started);
+	const candidates = findCandidates(scoped, plan);
+	scoreCandidates(scoped, plan.query, candidates);
+	const texts = plan.sort === "relevance" ? rerank(scoped, candidates.rows, plan.query.terms, tools) : new Map<number, string | null>();
+	const ordered = orderEvents(candidates.rows, plan);
+	const rows = selectEvents(scoped, ordered.units, plan.limit, plan.sort === "relevance", plan.grouped);
+	const coverage = termsCoverage(scoped, plan, candidates, ordered, rows.length);
+	// When every match (of the scope, or of the window) was read, the candidates say how many of
+	// each event matched; otherwise the gate counts them.
+	const matched = candidates.wholeEvents ? fragmentsPerEvent(candidates.rows) : scoped.matchedPerEvent(rows);
+	const best = ordered.events.reduce((max, e) => Math.max(max, e.relevance), 0);
+	const hits = buildHits(rows, {
+		matched,
+		texts,
+		terms: plan.query.terms,
+		tools,
+		best,
+		eventsPerSession: plan.grouped ? ordered.eventsPerSession : null,
+		turns: scoped,
+	});
+	return { hits, coverage, elapsedMs: performance.now() - started };
+}
+
+/** What the answer stands for, and why it is empty when it is. */
+function termsCoverage(scoped: ScopedSearch, plan: SearchPlan & { query: ParsedQuery }, found: Candidates, ordered: Ordered, hits: number): SearchCoverage {
+	return {
+		mode: found.mode,
+		estimatedMatches: ordered.events.length,
+		matchesExact: found.mode === "full",
+		estimatedSessions: ordered.eventsPerSession.size,
+		truncated: ordered.units.length > hits,
+		rankedShare: found.rankedShare,
+		filterOnly: false,
+		ignoredTerms: plan.query.ignored,
+		...(hits > 0 ? notEmpty() : explainEmpty(scoped, plan.query, found.counted, found.window)),
+	};
+}

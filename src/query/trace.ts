@@ -61,44 +61,7 @@ export function traceEvent(gate: Gate, sessionId: string, entryId: string): Trac
 	for (const c of children) rel("child", "out", "recorded", c);
 	for (const s of siblingRows) rel("sibling", "out", "derived", s);
 
-	// Tool calls and their results share a recorded tool-call id.
-	if (event.tool_call_id) {
-		const caller = session.callerOf(event.tool_call_id);
-		if (caller) rel("tool-result-for", "out", "recorded", caller);
-	}
-	for (const callId of event.call_ids ? (JSON.parse(event.call_ids) as string[]) : []) {
-		for (const result of session.resultsFor(callId)) rel("tool-result-for", "in", "recorded", result);
-	}
-
-	// Pointers recorded in the target (compaction boundary, branch-summary source, label/edit target).
-	const pointerRelation: Record<string, string> = {
-		compaction: "compacts",
-		branch_summary: "branch-summary-from",
-		label: "labels",
-		context_edit: "edits-context-of",
-	};
-	const outgoing = pointerRelation[event.event_type];
-	if (outgoing && event.target_id) {
-		const target = session.event(event.target_id);
-		if (target) rel(outgoing, "out", "recorded", target);
-		else
-			relations.push({
-				relation: outgoing,
-				direction: "out",
-				label: "recorded",
-				node: null,
-				note: `points at ${JSON.stringify(event.target_id)}, which is not in this session's index`,
-			});
-	}
-	for (const pointer of session.pointingAt(event.entry_id)) {
-		const relation = pointerRelation[pointer.event_type];
-		if (relation) rel(relation, "in", "recorded", pointer);
-	}
-
-	for (const f of session.files(event)) {
-		relations.push({ relation: f.op === "read" ? "file-read" : "file-changed", direction: "out", label: "recorded", node: null, path: f.path });
-	}
-
+	relations.push(...recordedLinks(session, event, view));
 	relations.push(...lineage(gate, session, event));
 
 	const row = session.row;
@@ -113,6 +76,51 @@ export function traceEvent(gate: Gate, sessionId: string, entryId: string): Trac
 		towardLeaf: towardLeaf ? view(towardLeaf) : null,
 		relations,
 	};
+}
+
+/** Links recorded in the event or pointing at it: tool call and result, compaction, summary, label and edit pointers, files. */
+function recordedLinks(session: VisibleSession, event: EventRow, view: (r: EventRow) => EventView): Relation[] {
+	const relations: Relation[] = [];
+	const link = (relation: string, direction: Relation["direction"], label: RelationLabel, row: EventRow) =>
+		relations.push({ relation, direction, label, node: view(row) });
+	// Tool calls and their results share a recorded tool-call id.
+	if (event.tool_call_id) {
+		const caller = session.callerOf(event.tool_call_id);
+		if (caller) link("tool-result-for", "out", "recorded", caller);
+	}
+	for (const callId of event.call_ids ? (JSON.parse(event.call_ids) as string[]) : []) {
+		for (const result of session.resultsFor(callId)) link("tool-result-for", "in", "recorded", result);
+	}
+
+	// Pointers recorded in the target (compaction boundary, branch-summary source, label/edit target).
+	const pointerRelation: Record<string, string> = {
+		compaction: "compacts",
+		branch_summary: "branch-summary-from",
+		label: "labels",
+		context_edit: "edits-context-of",
+	};
+	const outgoing = pointerRelation[event.event_type];
+	if (outgoing && event.target_id) {
+		const target = session.event(event.target_id);
+		if (target) link(outgoing, "out", "recorded", target);
+		else
+			relations.push({
+				relation: outgoing,
+				direction: "out",
+				label: "recorded",
+				node: null,
+				note: `points at ${JSON.stringify(event.target_id)}, which is not in this session's index`,
+			});
+	}
+	for (const pointer of session.pointingAt(event.entry_id)) {
+		const relation = pointerRelation[pointer.event_type];
+		if (relation) link(relation, "in", "recorded", pointer);
+	}
+
+	for (const f of session.files(event)) {
+		relations.push({ relation: f.op === "read" ? "file-read" : "file-changed", direction: "out", label: "recorded", node: null, path: f.path });
+	}
+	return relations;
 }
 
 /**

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { cleanupTempDirs, makeTempDir } from "../helpers/temp.ts";
-import { asciiWordSpans, minimalWindow, snippetTokens, TextWords, textSignals } from "../../src/query/relevance.ts";
+import { asciiWordSpans } from "../../src/query/ascii-words.ts";
+import { minimalWindow, snippetTokens, TextWords, textSignals } from "../../src/query/relevance.ts";
 import { stem, WordForms } from "../../src/project/stem.ts";
 import { assistantEntry, buildIndex, ids, oneMessageSession, run, type TestIndex, toolResultEntry, userEntry, writeSession } from "./helpers.ts";
 

@@ -27,7 +27,7 @@
  * Only `typebox` is imported at runtime (besides node: modules); the pi imports are types (pi aliases both the
  * `@earendil-works` and `@mariozechner` scopes, and `typebox`, to its bundled copies).
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { accessSync, constants, existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, relative, resolve, isAbsolute } from "node:path";
@@ -562,20 +562,641 @@ function cleanArgs(params: unknown): Record<string, unknown> {
 	return out;
 }
 
-async function run(name: string, toolCallId: string, params: unknown, signal: AbortSignal | undefined, ctx: ToolContext) {
+/** One tool call through the running server (the model's tools and the person's `/events` alike). */
+async function callServer(name: string, toolCallId: string, params: unknown, signal: AbortSignal | undefined, ctx: ToolContext): Promise<CallResult> {
 	const extraDir = extraSessionDirOf(ctx.sessionManager?.getSessionDir?.(), process.env);
 	const first = server(extraDir);
-	let result: CallResult;
 	try {
-		result = await first.callTool(name, cleanArgs(params), callerOf(ctx, toolCallId), signal);
+		return await first.callTool(name, cleanArgs(params), callerOf(ctx, toolCallId), signal);
 	} catch (err) {
 		if (!first.refusedSocket) throw err;
 		// An older pi-events binary: it serves MCP alone, from now on.
 		holder.noSocket = true;
-		result = await server(extraDir).callTool(name, cleanArgs(params), callerOf(ctx, toolCallId), signal);
+		return await server(extraDir).callTool(name, cleanArgs(params), callerOf(ctx, toolCallId), signal);
 	}
-	const { text, structured } = result;
+}
+
+async function run(name: string, toolCallId: string, params: unknown, signal: AbortSignal | undefined, ctx: ToolContext) {
+	const { text, structured } = await callServer(name, toolCallId, params, signal, ctx);
 	return { content: [{ type: "text" as const, text }], details: structured ?? {} };
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the person sees: tool rows, `/events`, `/events status`
+// ---------------------------------------------------------------------------------------------
+// No pi-tui import: 0.73 aliases only `@mariozechner/pi-tui` and the npm package declares no such
+// peer. A component is any `{ render(width): string[]; invalidate(): void }`; every line it returns
+// must fit `width`, so lines are cut here with a width that never undercounts (see cellWidth).
+
+/** The part of pi's Theme used here (the same in 0.73 and 1.x). */
+type Theme = { fg(color: string, text: string): string; bold(text: string): string };
+type Component = { render(width: number): string[]; invalidate(): void; handleInput?(data: string): void };
+type KeyMatcher = { matches(data: string, keybinding: string): boolean };
+type RenderContext = { isError?: boolean; expanded?: boolean; keyText?: (keybinding: "app.tools.expand") => string };
+
+const ESCAPE = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)/y;
+
+/** Terminal cells of one code point, never less than pi-tui counts (a wider guess only cuts earlier). */
+function cellWidth(cp: number): number {
+	if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)) return 0;
+	if (cp < 0x1100) return 1;
+	// Punctuation, arrows, maths, box drawing and shapes used in the rows below: one cell.
+	if ((cp >= 0x2000 && cp <= 0x22ff) || (cp >= 0x2500 && cp <= 0x25ff)) return 1;
+	return 2;
+}
+
+/** Visible text without control characters (a preview may hold tabs, CRs or escapes). */
+export function plain(text: string): string {
+	return text.replace(/\t/g, "  ").replace(/[\x00-\x1f\x7f-\x9f]/g, " ");
+}
+
+/** `line` cut to `width` cells (styling kept, `…` where it was cut). */
+export function fitWidth(line: string, width: number): string {
+	if (width <= 0) return "";
+	let cells = 0;
+	let out = "";
+	let i = 0;
+	const cutAt = width - 1;
+	let cut: string | null = null;
+	while (i < line.length) {
+		ESCAPE.lastIndex = i;
+		const esc = ESCAPE.exec(line);
+		if (esc) {
+			out += esc[0];
+			i += esc[0].length;
+			continue;
+		}
+		const cp = line.codePointAt(i)!;
+		const ch = String.fromCodePoint(cp);
+		const w = cellWidth(cp);
+		if (cut === null && cells + w > cutAt) cut = out;
+		if (cells + w > width) return `${cut ?? out}\x1b[0m…`;
+		cells += w;
+		out += ch;
+		i += ch.length;
+	}
+	return out;
+}
+
+/** A block of styled lines, each cut to the width it is rendered at. */
+class Lines implements Component {
+	constructor(private text: string) {}
+	setText(text: string): void {
+		this.text = text;
+	}
+	render(width: number): string[] {
+		return this.text.split("\n").map((line) => fitWidth(line, width));
+	}
+	invalidate(): void {}
+}
+
+type Hit = {
+	sessionId: string;
+	entryId: string;
+	fragmentId?: string;
+	semanticKind?: string;
+	toolName?: string | null;
+	timestamp?: string | null;
+	cwd?: string;
+	snippet?: string;
+	isError?: boolean | null;
+	turn?: { prompt?: { entryId: string; preview: string } | null; outcome?: { entryId: string; preview: string } | null } | null;
+};
+type Freshness = { synced?: boolean; syncMs?: number; pendingFiles?: number; problems?: unknown[] };
+type SessionRow = {
+	sessionId: string;
+	name?: string | null;
+	cwd?: string;
+	lastTimestamp?: string | null;
+	entryCount?: number;
+	firstUserMessage?: string | null;
+};
+
+const short = (id: string | undefined) => (id ?? "?").slice(0, 8);
+/** `2026-11-10T09:00:26.646Z` → `2026-11-10 09:00` (UTC, as recorded). */
+const when = (iso: string | null | undefined) => (iso ? iso.slice(0, 16).replace("T", " ") : "?");
+const oneLine = (text: string | null | undefined) =>
+	plain(text ?? "")
+		.replace(/ {2,}/g, " ")
+		.trim();
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+function freshnessText(f: Freshness | undefined): string {
+	if (!f) return "";
+	if (f.synced === false) return `not synced${f.pendingFiles ? ` (${plural(f.pendingFiles, "file")} pending)` : ""}`;
+	return typeof f.syncMs === "number" ? `synced ${formatMs(Math.round(f.syncMs))}` : "synced";
+}
+
+/** The filters of a search call in short form: `kind tool.result · since 7d · error`. */
+export function filterSummary(args: Record<string, unknown>): string {
+	const parts: string[] = [];
+	for (const [key, value] of Object.entries(args)) {
+		if (key === "query" || value === undefined) continue;
+		const flag = flagOf(key);
+		if (value === true) parts.push(flag);
+		else if (value === false) parts.push(`no-${flag}`);
+		else parts.push(`${flag} ${Array.isArray(value) ? value.join(",") : String(value)}`);
+	}
+	return parts.join(" · ");
+}
+
+function callLine(name: string, args: Record<string, unknown>, theme: Theme): string {
+	const title = theme.fg("toolTitle", theme.bold(name));
+	const a = args ?? {};
+	let subject = "";
+	if (name === "event_search") subject = typeof a.query === "string" && a.query ? theme.fg("accent", `"${oneLine(a.query)}"`) : "";
+	else if (name === "event_read" || name === "event_trace") {
+		subject = theme.fg("accent", `${short(a.sessionId as string)}/${a.entryId ?? "?"}`);
+		const rest = { ...a };
+		delete rest.sessionId;
+		delete rest.entryId;
+		const filters = filterSummary(rest);
+		return `${title} ${subject}${filters ? theme.fg("muted", ` · ${filters}`) : ""}`;
+	}
+	const filters = filterSummary(a);
+	return [title, subject, filters ? theme.fg("muted", filters) : ""].filter(Boolean).join(" ");
+}
+
+function expandHint(context: RenderContext, theme: Theme): string {
+	const key = typeof context?.keyText === "function" ? context.keyText("app.tools.expand") : "";
+	return theme.fg("dim", ` (${key || "ctrl+o"} to expand)`);
+}
+
+/** The hit rows of a search (selector and expanded tool row): head line, snippet, answer line. */
+function hitLines(hit: Hit, theme: Theme, index?: number): string[] {
+	const kind = hit.semanticKind ?? "event";
+	const tool = hit.toolName ? ` ${hit.toolName}` : "";
+	const head = `${index === undefined ? "" : `${index + 1}. `}${theme.fg(hit.isError ? "error" : "accent", `${kind}${tool}`)} ${theme.fg("muted", `${when(hit.timestamp)} · ${short(hit.sessionId)}/${hit.entryId}`)}`;
+	const lines = [head, `   ${theme.fg("toolOutput", oneLine(hit.snippet))}`];
+	const outcome = hit.turn?.outcome?.preview;
+	if (outcome) lines.push(`   ${theme.fg("success", `→ ${oneLine(outcome)}`)}`);
+	return lines;
+}
+
+function searchSummary(details: Record<string, unknown>, theme: Theme, firstLine: string): string {
+	const hits = (details.hits as Hit[] | undefined) ?? [];
+	const fresh = freshnessText(details.freshness as Freshness | undefined);
+	if (hits.length === 0) return theme.fg("muted", [oneLine(firstLine) || "No hits", fresh].filter(Boolean).join(" · "));
+	const sessions = new Set(hits.map((h) => h.sessionId)).size;
+	const top = hits[0]!;
+	return `${theme.fg("success", `${plural(hits.length, "hit")} in ${plural(sessions, "session")}`)}${theme.fg("muted", ` · top ${top.semanticKind ?? "event"} ${when(top.timestamp)}${fresh ? ` · ${fresh}` : ""}`)}`;
+}
+
+function resultSummary(name: string, details: Record<string, unknown>, theme: Theme, text: string): string {
+	const firstLine = text.split("\n", 1)[0] ?? "";
+	if (name === "event_search") return searchSummary(details, theme, firstLine);
+	if (name === "event_sessions") {
+		const sessions = (details.sessions as SessionRow[] | undefined) ?? [];
+		const total = typeof details.total === "number" ? details.total : sessions.length;
+		const latest = sessions[0];
+		const fresh = freshnessText(details.freshness as Freshness | undefined);
+		return `${theme.fg("success", `${sessions.length} of ${plural(total, "session")}`)}${theme.fg("muted", `${latest ? ` · latest ${when(latest.lastTimestamp)} "${oneLine(latest.name ?? latest.firstUserMessage).slice(0, 60)}"` : ""}${fresh ? ` · ${fresh}` : ""}`)}`;
+	}
+	const event = (details.event ?? details.target) as
+		| { eventType?: string; role?: string | null; toolName?: string | null; timestamp?: string; preview?: string }
+		| undefined;
+	if (!event) return theme.fg("muted", oneLine(firstLine));
+	const what = [event.eventType, event.role ?? event.toolName].filter(Boolean).join("/");
+	if (name === "event_trace") {
+		const parent = details.parent as { eventType?: string; role?: string | null } | null | undefined;
+		const children = typeof details.childrenTotal === "number" ? details.childrenTotal : 0;
+		const siblings = typeof details.siblingsTotal === "number" ? details.siblingsTotal : 0;
+		return `${theme.fg("success", what)}${theme.fg("muted", ` ${when(event.timestamp)} · parent ${parent ? [parent.eventType, parent.role].filter(Boolean).join("/") : "none"} · ${plural(children, "child").replace("childs", "children")} · ${plural(siblings, "sibling")}`)}`;
+	}
+	const content = (details.content as { chars?: number }[] | undefined) ?? [];
+	const chars = content.reduce((n, c) => n + (c.chars ?? 0), 0);
+	return `${theme.fg("success", what)}${theme.fg("muted", ` ${when(event.timestamp)} · ${plural(chars, "char")} · ${oneLine(event.preview).slice(0, 80)}`)}`;
+}
+
+/** `renderCall` / `renderResult` for one tool: pi's compact row, expanding on demand. */
+export function toolRenderers(name: string) {
+	return {
+		renderCall(args: Record<string, unknown>, theme: Theme, context?: { lastComponent?: unknown }) {
+			const component = context?.lastComponent instanceof Lines ? context.lastComponent : new Lines("");
+			component.setText(callLine(name, args, theme));
+			return component;
+		},
+		renderResult(
+			result: { content?: { type?: string; text?: string }[]; details?: unknown },
+			options: { expanded: boolean; isPartial: boolean },
+			theme: Theme,
+			context?: RenderContext,
+		) {
+			const text = (result.content ?? [])
+				.filter((c) => c?.type === "text")
+				.map((c) => c.text ?? "")
+				.join("\n");
+			if (options.isPartial) return new Lines(theme.fg("warning", "searching…"));
+			if (context?.isError) {
+				const [first = "failed", ...rest] = text.split("\n");
+				const body = options.expanded ? rest.map((l) => theme.fg("error", plain(l))) : [];
+				return new Lines([theme.fg("error", `✗ ${plain(first)}`), ...body].join("\n"));
+			}
+			const details = (result.details ?? {}) as Record<string, unknown>;
+			const summary = resultSummary(name, details, theme, text);
+			if (!options.expanded) return new Lines(`${summary}${expandHint(context ?? {}, theme)}`);
+			const lines = [summary];
+			if (name === "event_search") {
+				for (const [i, hit] of ((details.hits as Hit[] | undefined) ?? []).entries()) lines.push(...hitLines(hit, theme, i));
+			} else if (name === "event_sessions") {
+				for (const s of (details.sessions as SessionRow[] | undefined) ?? []) {
+					lines.push(
+						`${theme.fg("accent", short(s.sessionId))} ${theme.fg("muted", `${when(s.lastTimestamp)} · ${plural(s.entryCount ?? 0, "entry").replace("entrys", "entries")}`)} ${theme.fg("toolOutput", oneLine(s.name ?? s.firstUserMessage))}`,
+					);
+				}
+			} else for (const line of text.split("\n")) lines.push(theme.fg("toolOutput", plain(line)));
+			return new Lines(lines.join("\n"));
+		},
+	};
+}
+
+// --- `/events`: the person's search ------------------------------------------------------------
+
+/** Search parameters under their command-line names where those differ (`pi-events search --kind`). */
+const FLAG_NAMES: Record<string, string> = {
+	kinds: "kind",
+	eventTypes: "type",
+	roles: "role",
+	tools: "tool",
+	files: "file",
+	isError: "error",
+	branchStates: "branch",
+	selectionStates: "selection",
+	groupBy: "group",
+	sessionId: "session",
+	includeDerived: "include-derived",
+};
+
+function flagOf(key: string): string {
+	return FLAG_NAMES[key] ?? key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+type SchemaNode = { type?: string; enum?: string[]; items?: SchemaNode; description?: string };
+
+/** The `/events` filters, derived from event_search's input schema: flag → parameter. */
+export function searchFlags(): { flag: string; key: string; schema: SchemaNode }[] {
+	const properties = (SearchParams as unknown as { properties: Record<string, SchemaNode> }).properties;
+	return Object.entries(properties)
+		.filter(([key]) => key !== "query")
+		.map(([key, schema]) => ({ flag: flagOf(key), key, schema }));
+}
+
+/** `/events` arguments → event_search arguments: `--kind a,b --error words "a phrase"`. */
+export function parseEventsArgs(input: string): { args: Record<string, unknown>; error?: string } {
+	const flags = new Map(searchFlags().map((f) => [f.flag, f]));
+	const tokens = input.match(/"[^"]*"?|\S+/g) ?? [];
+	const words: string[] = [];
+	const args: Record<string, unknown> = {};
+	for (let i = 0; i < tokens.length; i++) {
+		const token = tokens[i]!;
+		if (!token.startsWith("--") || token.length === 2) {
+			words.push(token);
+			continue;
+		}
+		const [rawName, inline] = token.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
+		const negated = rawName.startsWith("no-") && flags.get(rawName.slice(3))?.schema.type === "boolean";
+		const spec = flags.get(negated ? rawName.slice(3) : rawName);
+		if (!spec) return { args, error: `unknown filter --${rawName}` };
+		if (spec.schema.type === "boolean") {
+			args[spec.key] = !negated;
+			continue;
+		}
+		const value = inline ?? tokens[++i];
+		if (value === undefined) return { args, error: `--${rawName} needs a value` };
+		if (spec.schema.type === "array") args[spec.key] = [...((args[spec.key] as string[]) ?? []), ...value.split(",").filter(Boolean)];
+		else if (spec.schema.type === "integer") args[spec.key] = Number(value);
+		else args[spec.key] = value;
+	}
+	const query = words.join(" ").trim();
+	if (query) args.query = query;
+	return { args };
+}
+
+/** Completions for `/events …`: `status`, then the filters and their enum values. */
+export function eventsCompletions(prefix: string): { value: string; label: string; description?: string }[] | null {
+	const tokens = prefix.split(/\s+/);
+	const last = tokens.at(-1) ?? "";
+	const before = tokens.slice(0, -1).join(" ");
+	const lead = before ? `${before} ` : "";
+	const previous = tokens.at(-2) ?? "";
+	const spec = searchFlags().find((f) => `--${f.flag}` === previous);
+	const values = spec?.schema.enum ?? spec?.schema.items?.enum;
+	if (values) {
+		const items = values.filter((v) => v.startsWith(last)).map((v) => ({ value: `${lead}${v} `, label: v }));
+		return items.length > 0 ? items : null;
+	}
+	const items: { value: string; label: string; description?: string }[] = [];
+	if (tokens.length === 1 && "status".startsWith(last)) items.push({ value: "status", label: "status", description: "root, index and freshness" });
+	if (last.startsWith("-") || last === "") {
+		for (const f of searchFlags()) {
+			const name = `--${f.flag}`;
+			if (name.startsWith(last)) items.push({ value: `${lead}${name} `, label: name, description: f.schema.description?.split(/[.;:]/)[0] });
+		}
+	}
+	return items.length > 0 ? items : null;
+}
+
+type CommandContext = ToolContext & {
+	hasUI?: boolean;
+	ui: {
+		notify(message: string, type?: "info" | "warning" | "error"): void;
+		custom<T>(factory: (tui: { requestRender(): void }, theme: Theme, keybindings: KeyMatcher, done: (result: T) => void) => Component): Promise<T>;
+		setEditorText(text: string): void;
+		getEditorText?(): string;
+	};
+};
+
+type Row = { hit: Hit } | { session: SessionRow };
+const LIST_ROWS = 8;
+const PAGE_ROWS = 18;
+const DEBOUNCE_MS = 60;
+
+/** The reference a person hands to the model: a command that reads the event. */
+export const referenceOf = (sessionId: string, entryId: string) => `pi-events read ${sessionId} ${entryId}`;
+
+/** event_read's turn transcript when the server offers it (`view: "turn"`), else the event view. */
+function readArgs(hit: Hit): Record<string, unknown> {
+	const view = (ReadParams as unknown as { properties: Record<string, SchemaNode> }).properties.view;
+	const turn = view && (view.enum ?? []).includes("turn");
+	return { sessionId: hit.sessionId, entryId: hit.entryId, ...(turn ? { view: "turn" } : {}) };
+}
+
+/** The `/events` screen: a query line searched as it is typed, the hits, and a scrollable event view. */
+class EventsScreen implements Component {
+	private query: string;
+	private rows: Row[] = [];
+	private selected = 0;
+	private status = "";
+	private statusIsError = false;
+	private seq = 0;
+	private timer: ReturnType<typeof setTimeout> | undefined;
+	private view: { title: string; lines: string[]; scroll: number; hit: Hit; text: string } | null = null;
+
+	constructor(
+		initial: string,
+		private readonly call: (name: string, args: Record<string, unknown>) => Promise<CallResult>,
+		private readonly tui: { requestRender(): void },
+		private readonly theme: Theme,
+		private readonly keys: KeyMatcher,
+		private readonly done: (insert: string | null) => void,
+	) {
+		this.query = initial;
+		this.refresh();
+	}
+
+	/** Run the current query now (no query: the workspace's recent sessions). */
+	private refresh(): void {
+		const seq = ++this.seq;
+		const parsed = parseEventsArgs(this.query);
+		if (parsed.error) {
+			this.show(seq, [], parsed.error, true);
+			return;
+		}
+		const empty = Object.keys(parsed.args).length === 0;
+		const started = performance.now();
+		const request = empty ? this.call("event_sessions", { limit: 20 }) : this.call("event_search", { limit: 20, ...parsed.args });
+		request.then(
+			(result) => {
+				const ms = formatMs(Math.round(performance.now() - started));
+				const s = result.structured ?? {};
+				if (empty) {
+					const sessions = (s.sessions as SessionRow[] | undefined) ?? [];
+					this.show(
+						seq,
+						sessions.map((session) => ({ session })),
+						`${plural(sessions.length, "recent session")} · ${ms} · type to search`,
+						false,
+					);
+				} else {
+					const hits = (s.hits as Hit[] | undefined) ?? [];
+					const sessions = new Set(hits.map((h) => h.sessionId)).size;
+					const head = hits.length === 0 ? oneLine(result.text.split("\n", 1)[0]) : `${plural(hits.length, "hit")} in ${plural(sessions, "session")}`;
+					this.show(
+						seq,
+						hits.map((hit) => ({ hit })),
+						`${head} · ${ms}`,
+						false,
+					);
+				}
+			},
+			(err: Error) => this.show(seq, [], err.message, true),
+		);
+	}
+
+	private show(seq: number, rows: Row[], status: string, isError: boolean): void {
+		if (seq !== this.seq) return; // a later keystroke's answer wins
+		this.rows = rows;
+		this.selected = Math.min(this.selected, Math.max(0, rows.length - 1));
+		this.status = status;
+		this.statusIsError = isError;
+		this.tui.requestRender();
+	}
+
+	private typed(): void {
+		if (this.timer) clearTimeout(this.timer);
+		this.timer = setTimeout(() => this.refresh(), DEBOUNCE_MS);
+		this.tui.requestRender();
+	}
+
+	private open(row: Row): void {
+		if ("session" in row) {
+			this.query = `--session ${row.session.sessionId} --sort oldest `;
+			this.selected = 0;
+			this.refresh();
+			return;
+		}
+		const hit = row.hit;
+		const seq = ++this.seq;
+		this.call("event_read", readArgs(hit)).then(
+			(result) => {
+				if (seq !== this.seq) return;
+				const content = ((result.structured?.content as { text?: string }[] | undefined) ?? []).map((c) => c.text ?? "").join("\n");
+				this.view = {
+					title: `${hit.semanticKind ?? "event"} ${when(hit.timestamp)} · ${short(hit.sessionId)}/${hit.entryId}`,
+					lines: result.text.split("\n").map(plain),
+					scroll: 0,
+					hit,
+					text: content || result.text,
+				};
+				this.tui.requestRender();
+			},
+			(err: Error) => this.show(seq, this.rows, err.message, true),
+		);
+	}
+
+	handleInput(data: string): void {
+		const k = this.keys;
+		if (this.view) {
+			const view = this.view;
+			if (k.matches(data, "tui.select.cancel") || k.matches(data, "tui.editor.deleteCharBackward")) this.view = null;
+			else if (k.matches(data, "tui.select.up")) view.scroll = Math.max(0, view.scroll - 1);
+			else if (k.matches(data, "tui.select.down")) view.scroll = Math.min(Math.max(0, view.lines.length - PAGE_ROWS), view.scroll + 1);
+			else if (k.matches(data, "tui.select.pageUp")) view.scroll = Math.max(0, view.scroll - PAGE_ROWS);
+			else if (k.matches(data, "tui.select.pageDown")) view.scroll = Math.min(Math.max(0, view.lines.length - PAGE_ROWS), view.scroll + PAGE_ROWS);
+			else if (data === "r" || k.matches(data, "tui.input.tab")) {
+				this.finish(referenceOf(view.hit.sessionId, view.hit.entryId));
+				return;
+			} else if (data === "t") {
+				this.finish(view.text);
+				return;
+			}
+			this.tui.requestRender();
+			return;
+		}
+		const row = this.rows[this.selected];
+		if (k.matches(data, "tui.select.cancel")) {
+			this.finish(null);
+			return;
+		}
+		if (k.matches(data, "tui.select.up")) this.selected = Math.max(0, this.selected - 1);
+		else if (k.matches(data, "tui.select.down")) this.selected = Math.min(Math.max(0, this.rows.length - 1), this.selected + 1);
+		else if (k.matches(data, "tui.select.confirm")) {
+			if (row) this.open(row);
+		} else if (k.matches(data, "tui.input.tab")) {
+			if (row) {
+				this.finish("hit" in row ? referenceOf(row.hit.sessionId, row.hit.entryId) : `pi-events search --session ${row.session.sessionId}`);
+				return;
+			}
+		} else if (k.matches(data, "tui.editor.deleteCharBackward")) {
+			this.query = this.query.slice(0, -1);
+			this.typed();
+			return;
+		} else if (data.length >= 1 && !data.startsWith("\x1b") && !/[\x00-\x1f\x7f]/.test(data)) {
+			this.query += data;
+			this.typed();
+			return;
+		}
+		this.tui.requestRender();
+	}
+
+	private finish(insert: string | null): void {
+		if (this.timer) clearTimeout(this.timer);
+		this.seq++;
+		this.done(insert);
+	}
+
+	render(width: number): string[] {
+		const t = this.theme;
+		const rule = t.fg("border", "─".repeat(Math.max(0, width)));
+		const out: string[] = [rule];
+		if (this.view) {
+			const v = this.view;
+			out.push(`${t.fg("accent", t.bold("pi-events"))} ${t.fg("muted", v.title)}`);
+			for (const line of v.lines.slice(v.scroll, v.scroll + PAGE_ROWS)) out.push(t.fg("toolOutput", line));
+			const more = v.lines.length > PAGE_ROWS ? ` · lines ${v.scroll + 1}-${Math.min(v.lines.length, v.scroll + PAGE_ROWS)} of ${v.lines.length}` : "";
+			out.push(t.fg("dim", `↑↓ scroll · r insert reference · t insert text · esc back${more}`));
+		} else {
+			out.push(`${t.fg("accent", t.bold("pi-events"))} ${t.fg("muted", "search this workspace (this session excluded)")}`);
+			out.push(`${t.fg("accent", ">")} ${this.query}${t.fg("accent", "▏")}`);
+			out.push(t.fg(this.statusIsError ? "error" : "muted", this.status || "searching…"));
+			const first = Math.max(0, Math.min(this.selected - LIST_ROWS + 1, this.rows.length - LIST_ROWS));
+			this.rows.slice(first, first + LIST_ROWS).forEach((row, i) => {
+				const mark = first + i === this.selected ? t.fg("accent", "▶ ") : "  ";
+				const lines =
+					"hit" in row
+						? hitLines(row.hit, t)
+						: [
+								`${t.fg("accent", short(row.session.sessionId))} ${t.fg("muted", `${when(row.session.lastTimestamp)} · ${plural(row.session.entryCount ?? 0, "entry").replace("entrys", "entries")}`)}`,
+								`   ${t.fg("toolOutput", oneLine(row.session.name ?? row.session.firstUserMessage))}`,
+							];
+				for (const [j, line] of lines.entries()) out.push(`${j === 0 ? mark : "  "}${line}`);
+			});
+			out.push(t.fg("dim", "type to search · ↑↓ select · enter open · tab insert reference · esc close"));
+		}
+		out.push(rule);
+		return out.map((line) => fitWidth(line, width));
+	}
+
+	invalidate(): void {}
+}
+
+// --- `/events status` --------------------------------------------------------------------------
+
+/** The tools' root as the server derives it: the Git worktree root of the cwd, else the cwd. */
+function rootOf(cwd: string): { root: string; how: string } {
+	for (let dir = resolve(cwd); ; dir = dirname(dir)) {
+		if (existsSync(join(dir, ".git"))) return { root: dir, how: "Git worktree root of the cwd" };
+		if (dirname(dir) === dir) return { root: resolve(cwd), how: "the cwd (not in a Git worktree)" };
+	}
+}
+
+/** `pi-events status --json` with the server's index and session-directory arguments. */
+function indexStatus(command: ServerCommand): Promise<Record<string, unknown>> {
+	const passOn: string[] = [];
+	const args = command.args;
+	for (let i = 0; i < args.length; i++) {
+		const a = args[i]!;
+		if (a === "--index" || a === "--sessions-dir") passOn.push(a, args[++i] ?? "");
+		else if (a.startsWith("--index=") || a.startsWith("--sessions-dir=")) passOn.push(a);
+	}
+	return new Promise((resolvePromise, reject) => {
+		execFile(command.bin, ["status", "--json", ...passOn], { timeout: 10_000, windowsHide: true }, (err, stdout, stderr) => {
+			if (err) return reject(new Error(oneLine(stderr) || err.message));
+			try {
+				resolvePromise(JSON.parse(stdout) as Record<string, unknown>);
+			} catch {
+				reject(new Error("pi-events status printed no JSON"));
+			}
+		});
+	});
+}
+
+/** The lines of `/events status`: what the tools can see, how fresh it is, and why they may be inactive. */
+export async function statusLines(
+	ctx: ToolContext,
+	self: string,
+	theme: Theme,
+	call: (name: string, args: Record<string, unknown>) => Promise<CallResult>,
+): Promise<string[]> {
+	const label = (name: string) => theme.fg("muted", name.padEnd(11));
+	const lines: string[] = [theme.fg("accent", theme.bold("pi-events status"))];
+	const duplicates = ((globals[DUPLICATES_KEY] as string[] | undefined) ?? []).filter((p) => p !== self);
+	lines.push(`${label("extension")}${theme.fg("success", "active")} ${theme.fg("dim", self)}`);
+	for (const copy of duplicates) lines.push(`${label("")}${theme.fg("warning", `inactive copy (installed twice): ${copy}; remove one`)}`);
+	const { root, how } = rootOf(ctx.cwd);
+	lines.push(`${label("root")}${root} ${theme.fg("dim", `(${how})`)}`);
+	const command = serverCommand(process.env, extraSessionDirOf(ctx.sessionManager?.getSessionDir?.(), process.env), undefined, holder.noSocket !== true);
+	lines.push(
+		`${label("server")}${command.bin} ${theme.fg("dim", `(from ${command.from}${holder.server && !holder.server.closed ? `, running, pid ${holder.server.pid}` : ""})`)}`,
+	);
+	const [tools, index] = await Promise.allSettled([call("event_sessions", { limit: 1 }), indexStatus(command)]);
+	if (index.status === "fulfilled") {
+		const s = index.value;
+		const last = s.lastSync as { at?: number; durationMs?: number } | null | undefined;
+		const lastText = last?.at ? `last sync ${when(new Date(last.at).toISOString())} UTC (${formatMs(last.durationMs ?? 0)})` : "never synced";
+		lines.push(`${label("index")}${String(s.index)} ${theme.fg("dim", `· ${plural(Number(s.sessions ?? 0), "session")} · ${lastText}`)}`);
+	} else lines.push(`${label("index")}${theme.fg("error", `unknown: ${index.reason instanceof Error ? index.reason.message : String(index.reason)}`)}`);
+	if (tools.status === "fulfilled") {
+		const s = tools.value.structured ?? {};
+		const f = s.freshness as Freshness | undefined;
+		const problems = (f?.problems ?? []).length;
+		lines.push(
+			`${label("freshness")}${theme.fg(f?.synced === false ? "warning" : "success", freshnessText(f) || "unknown")} ${theme.fg("dim", `· ${plural(Number(s.total ?? 0), "other session")} in this workspace · ${problems === 0 ? "no problems" : plural(problems, "problem")}`)}`,
+		);
+		lines.push(`${label("tools")}${theme.fg("success", "available")} ${theme.fg("dim", "event_search, event_read, event_trace, event_sessions")}`);
+	} else {
+		const message = tools.reason instanceof Error ? tools.reason.message : String(tools.reason);
+		lines.push(`${label("tools")}${theme.fg("error", `inactive: ${oneLine(message)}`)}`);
+	}
+	return lines;
+}
+
+/** A closing panel of lines (`/events status`). */
+class Panel implements Component {
+	constructor(
+		private readonly lines: string[],
+		private readonly theme: Theme,
+		private readonly keys: KeyMatcher,
+		private readonly done: (v: null) => void,
+	) {}
+	handleInput(data: string): void {
+		if (this.keys.matches(data, "tui.select.cancel") || data === "q") this.done(null);
+	}
+	render(width: number): string[] {
+		const rule = this.theme.fg("border", "─".repeat(Math.max(0, width)));
+		return [rule, ...this.lines, this.theme.fg("dim", "esc close"), rule].map((line) => fitWidth(line, width));
+	}
+	invalidate(): void {}
 }
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
@@ -583,6 +1204,8 @@ const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: 
 // The copy of this extension that registered the tools in this pi process (cleared on shutdown,
 // which pi sends before a reload, so a reload is not mistaken for a second copy).
 const LOADED_KEY = Symbol.for("pi-events/extension-loaded");
+// Paths of the copies that stayed inactive, for `/events status`.
+const DUPLICATES_KEY = Symbol.for("pi-events/extension-duplicates");
 type Loaded = { path: string };
 const globals = globalThis as Record<symbol, unknown>;
 
@@ -602,6 +1225,8 @@ export default function piEvents(pi: ExtensionAPI): void {
 	if (loaded && loaded.path !== self) {
 		// Registering the same tools again would make pi refuse to start (a tool conflict).
 		const message = duplicateMessage(loaded.path, self);
+		const duplicates = (globals[DUPLICATES_KEY] as string[] | undefined) ?? [];
+		if (!duplicates.includes(self)) globals[DUPLICATES_KEY] = [...duplicates, self];
 		pi.on("session_start", async (_event, ctx) => {
 			if (ctx.hasUI) ctx.ui.notify(message, "warning");
 			else process.stderr.write(`${message}\n`);
@@ -628,6 +1253,7 @@ export default function piEvents(pi: ExtensionAPI): void {
 		async execute(toolCallId, params, signal, _onUpdate, ctx) {
 			return run("event_search", toolCallId, params, signal, ctx);
 		},
+		...toolRenderers("event_search"),
 	});
 
 	pi.registerTool({
@@ -644,6 +1270,7 @@ export default function piEvents(pi: ExtensionAPI): void {
 		async execute(toolCallId, params, signal, _onUpdate, ctx) {
 			return run("event_read", toolCallId, params, signal, ctx);
 		},
+		...toolRenderers("event_read"),
 	});
 
 	pi.registerTool({
@@ -660,6 +1287,7 @@ export default function piEvents(pi: ExtensionAPI): void {
 		async execute(toolCallId, params, signal, _onUpdate, ctx) {
 			return run("event_trace", toolCallId, params, signal, ctx);
 		},
+		...toolRenderers("event_trace"),
 	});
 
 	pi.registerTool({
@@ -675,6 +1303,39 @@ export default function piEvents(pi: ExtensionAPI): void {
 		annotations: READ_ONLY,
 		async execute(toolCallId, params, signal, _onUpdate, ctx) {
 			return run("event_sessions", toolCallId, params, signal, ctx);
+		},
+		...toolRenderers("event_sessions"),
+	});
+
+	pi.registerCommand("events", {
+		description: "Search this workspace's earlier pi sessions (no model call); /events status for the root and index",
+		getArgumentCompletions: eventsCompletions,
+		handler: async (rawArgs, ctx) => {
+			const context = ctx as unknown as CommandContext;
+			const call = (name: string, args: Record<string, unknown>) => callServer(name, "", args, undefined, context);
+			const args = (rawArgs ?? "").trim();
+			if (!context.hasUI) {
+				process.stderr.write("pi-events: /events needs pi's interactive mode; use `pi-events search` in a shell\n");
+				return;
+			}
+			if (args === "status") {
+				const plainTheme: Theme = { fg: (_c, t) => t, bold: (t) => t };
+				const lines = await statusLines(context, self, plainTheme, call);
+				await context.ui.custom<null>(
+					(_tui, theme, keys, done) =>
+						new Panel(
+							lines.map((l) => theme.fg("text", l)),
+							theme,
+							keys,
+							done,
+						),
+				);
+				return;
+			}
+			const insert = await context.ui.custom<string | null>((tui, theme, keys, done) => new EventsScreen(args, call, tui, theme, keys, done));
+			if (insert === null || insert === undefined) return;
+			const current = context.ui.getEditorText?.() ?? "";
+			context.ui.setEditorText(current.trim() === "" ? insert : `${current.replace(/\s*$/, "")} ${insert}`);
 		},
 	});
 

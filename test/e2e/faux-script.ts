@@ -37,6 +37,8 @@ export interface Script {
 	/** The invoking session's id (pi 1.x: given with --session-id); default: the `sessionId` pi passes
 	 * in the stream options (pi 0.73 has no --session-id, so its id is not known in advance). */
 	ownSessionId?: string;
+	/** When true, a last call reads an event that does not exist (an error row for the terminal test). */
+	errorCall?: boolean;
 }
 
 /** Text of the last tool result in the model's context (what the previous step returned). */
@@ -80,6 +82,13 @@ export function installFauxModel(pi: ProviderHost, faux: FauxApi): void {
 						const sessionId = script.ownSessionId ?? options?.sessionId ?? "unknown-own-session";
 						return fauxAssistantMessage([fauxToolCall("event_search", { query: script.phrase, sessionId }, { id: "call_e2e_own" })], { stopReason: "toolUse" });
 					},
+				]
+			: []),
+		...(script.errorCall
+			? [
+					fauxAssistantMessage([fauxToolCall("event_read", { sessionId: script.sessionId, entryId: "no-such-entry" }, { id: "call_e2e_error" })], {
+						stopReason: "toolUse",
+					}),
 				]
 			: []),
 		(context) => fauxAssistantMessage(`Done. The earlier event said: ${lastToolResultText(context).slice(0, 200)}`),

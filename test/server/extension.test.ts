@@ -8,12 +8,15 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import piEvents, { ReadParams, SearchParams, type ServerProcess, SessionsParams, TraceParams } from "../../extension/pi-events.ts";
+import piEvents, { ReadParams, SearchParams, ServerProcess, SessionsParams, serverCommand, TraceParams } from "../../extension/pi-events.ts";
 import { type AgentLayout, cleanupTempDirs, copyAllPiFixtures, isolatedEnv, makeAgentLayout, makeTempDir, piFixture } from "../helpers/temp.ts";
 import { compiledBinary } from "./harness.ts";
 
+type Rendered = { render(width: number): string[] };
 type Tool = {
 	name: string;
+	renderCall?: (args: unknown, theme: unknown, context: unknown) => Rendered;
+	renderResult?: (result: unknown, options: { expanded: boolean; isPartial: boolean }, theme: unknown, context: unknown) => Rendered;
 	parameters: unknown;
 	promptSnippet?: string;
 	promptGuidelines?: string[];
@@ -23,8 +26,10 @@ type Tool = {
 
 const tools = new Map<string, Tool>();
 const handlers = new Map<string, ((event: unknown, ctx: unknown) => Promise<unknown>)[]>();
+const commands = new Map<string, { getArgumentCompletions?: (prefix: string) => { value: string }[] | null }>();
 const fakePi = {
 	registerTool: (tool: Tool) => tools.set(tool.name, tool),
+	registerCommand: (name: string, command: { getArgumentCompletions?: (prefix: string) => { value: string }[] | null }) => commands.set(name, command),
 	on: (event: string, handler: (event: unknown, ctx: unknown) => Promise<unknown>) => {
 		handlers.set(event, [...(handlers.get(event) ?? []), handler]);
 	},
@@ -141,6 +146,46 @@ describe("against the compiled server", () => {
 		// And from another workspace: out of scope.
 		const other = await exec("event_search", { query: "ECONNREFUSED" }, { context: ctx(CURRENT, "/work/demo/other") });
 		expect(other.details.hits).toEqual([]);
+	});
+
+	test("the renderers change nothing the model receives: the content is the server's text, untouched by rendering", async () => {
+		const args = { query: "ECONNREFUSED", limit: 5 };
+		const res = await exec("event_search", args);
+		const before = JSON.stringify(res);
+		// The same call straight to a server of our own, without the extension's tool (and its renderers).
+		const direct = new ServerProcess(serverCommand(process.env, null, null, false), 10_000);
+		const raw = await direct.callTool(
+			"event_search",
+			args,
+			{ cwd: ctx().cwd, sessionId: CURRENT, sessionFile: `/tmp/nowhere/${CURRENT}.jsonl`, toolCallId: "call_1" },
+			undefined,
+		);
+		direct.kill();
+		const timing = (text: string) => text.replace(/synced in [\d.]+ ms/g, "synced in N ms");
+		expect(res.content).toHaveLength(1);
+		expect(timing(res.content[0].text)).toBe(timing(raw.text));
+		// Rendering the row (collapsed, expanded, as an error) reads the result and leaves it as it was.
+		const theme = { fg: (_c: string, t: string) => t, bold: (t: string) => t };
+		const tool = tools.get("event_search")!;
+		const lines = (expanded: boolean, isError = false) =>
+			tool.renderResult!(res, { expanded, isPartial: false }, theme, { isError, expanded, args }).render(100).join("\n");
+		expect(tool.renderCall!(args, theme, { args }).render(100)).toEqual(['event_search "ECONNREFUSED" limit 5']);
+		expect(lines(false)).toMatch(/^\d+ hits? in \d+ sessions? · top \S+ \d{4}-\d\d-\d\d \d\d:\d\d · synced \d+ ms \(ctrl\+o to expand\)$/);
+		expect(lines(true)).toContain(`/${basic.notes.writeErrorResult}`);
+		expect(lines(true, true).split("\n")[0]).toStartWith("✗ ");
+		for (const width of [10, 40])
+			for (const line of tool.renderResult!(res, { expanded: true, isPartial: false }, theme, {}).render(width))
+				expect(Bun.stringWidth(line)).toBeLessThanOrEqual(width);
+		expect(JSON.stringify(res)).toBe(before);
+	});
+
+	test("/events completes the filters from event_search's schema", () => {
+		const complete = commands.get("events")!.getArgumentCompletions!;
+		const all = complete("--")!.map((i) => i.value.trim());
+		for (const flag of ["--kind", "--since", "--error", "--tool", "--session", "--file", "--limit", "--include-derived"]) expect(all).toContain(flag);
+		expect(all).toHaveLength(Object.keys(SearchParams.properties).length - 1);
+		expect(complete("deploy --kind tool.r")!.map((i) => i.value)).toEqual(["deploy --kind tool.result "]);
+		expect(complete("st")!.map((i) => i.value)).toEqual(["status"]);
 	});
 
 	test("event_read and event_trace", async () => {

@@ -752,6 +752,11 @@ function resultSummary(name: string, details: Record<string, unknown>, theme: Th
 		const fresh = freshnessText(details.freshness as Freshness | undefined);
 		return `${theme.fg("success", `${sessions.length} of ${plural(total, "session")}`)}${theme.fg("muted", `${latest ? ` · latest ${when(latest.lastTimestamp)} "${oneLine(latest.name ?? latest.firstUserMessage).slice(0, 60)}"` : ""}${fresh ? ` · ${fresh}` : ""}`)}`;
 	}
+	if (details.view === "turn") {
+		const turns = Array.isArray(details.turns) ? details.turns.length : 1;
+		const bytes = typeof details.bytes === "number" ? `${details.bytes} of ${details.maxBytes ?? "?"} bytes` : "";
+		return `${theme.fg("success", `turn transcript${turns > 1 ? ` (${turns} turns)` : ""}`)}${theme.fg("muted", `${bytes ? ` · ${bytes}` : ""}${details.cutoff ? " · cut at this call" : ""}`)}`;
+	}
 	const event = (details.event ?? details.target) as
 		| { eventType?: string; role?: string | null; toolName?: string | null; timestamp?: string; preview?: string }
 		| undefined;
@@ -930,7 +935,7 @@ class EventsScreen implements Component {
 	private statusIsError = false;
 	private seq = 0;
 	private timer: ReturnType<typeof setTimeout> | undefined;
-	private view: { title: string; lines: string[]; scroll: number; hit: Hit; text: string } | null = null;
+	private view: { title: string; lines: string[]; scroll: number; hit: Hit } | null = null;
 
 	constructor(
 		initial: string,
@@ -1010,13 +1015,11 @@ class EventsScreen implements Component {
 		this.call("event_read", readArgs(hit)).then(
 			(result) => {
 				if (seq !== this.seq) return;
-				const content = ((result.structured?.content as { text?: string }[] | undefined) ?? []).map((c) => c.text ?? "").join("\n");
 				this.view = {
 					title: `${hit.semanticKind ?? "event"} ${when(hit.timestamp)} · ${short(hit.sessionId)}/${hit.entryId}`,
 					lines: result.text.split("\n").map(plain),
 					scroll: 0,
 					hit,
-					text: content || result.text,
 				};
 				this.tui.requestRender();
 			},
@@ -1037,7 +1040,7 @@ class EventsScreen implements Component {
 				this.finish(referenceOf(view.hit.sessionId, view.hit.entryId));
 				return;
 			} else if (data === "t") {
-				this.finish(view.text);
+				this.insertText(view.hit);
 				return;
 			}
 			this.tui.requestRender();
@@ -1067,6 +1070,19 @@ class EventsScreen implements Component {
 			return;
 		}
 		this.tui.requestRender();
+	}
+
+	/** The event's own text (the event view's parts), even when the turn transcript is shown. */
+	private insertText(hit: Hit): void {
+		const seq = ++this.seq;
+		this.call("event_read", { sessionId: hit.sessionId, entryId: hit.entryId }).then(
+			(result) => {
+				if (seq !== this.seq) return;
+				const parts = ((result.structured?.content as { text?: string }[] | undefined) ?? []).map((c) => c.text ?? "");
+				this.finish(parts.join("\n") || result.text);
+			},
+			(err: Error) => this.show(seq, this.rows, err.message, true),
+		);
 	}
 
 	private finish(insert: string | null): void {

@@ -1132,7 +1132,7 @@ class EventsScreen implements Component {
 function rootOf(cwd: string): { root: string; how: string } {
 	for (let dir = resolve(cwd); ; dir = dirname(dir)) {
 		if (existsSync(join(dir, ".git"))) return { root: dir, how: "Git worktree root of the cwd" };
-		if (dirname(dir) === dir) return { root: resolve(cwd), how: "the cwd (not in a Git worktree)" };
+		if (dirname(dir) === dir) return { root: resolve(cwd), how: "the cwd; not in a Git worktree" };
 	}
 }
 

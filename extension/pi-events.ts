@@ -20,6 +20,11 @@
  * caller's workspace and hides the calling session (except, when it is named explicitly, the
  * part before this tool call).
  *
+ * For the person at the keyboard: the tool rows render in pi's style (one line each, the hits or the
+ * read/trace view on pi's expand key; the model's content is untouched), `/events QUERY` searches
+ * as it is typed through the same server and puts a hit's reference or text into the editor, and
+ * `/events status` says the root, the index and why the tools may be inactive. No model is called.
+ *
  * The server also gets pi's session directory (`--sessions-dir`) when pi writes sessions outside
  * its default tree (`pi --session-dir DIR`), so that history is searchable too. A second copy of
  * this extension (installed twice) stays inactive and says so, instead of a tool-name conflict.

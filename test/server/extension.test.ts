@@ -8,7 +8,17 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import piEvents, { ReadParams, SearchParams, ServerProcess, SessionsParams, serverCommand, TraceParams } from "../../extension/pi-events.ts";
+import piEvents, {
+	fitWidth,
+	parseEventsArgs,
+	ReadParams,
+	SearchParams,
+	ServerProcess,
+	SessionsParams,
+	serverCommand,
+	statusLines,
+	TraceParams,
+} from "../../extension/pi-events.ts";
 import { type AgentLayout, cleanupTempDirs, copyAllPiFixtures, isolatedEnv, makeAgentLayout, makeTempDir, piFixture } from "../helpers/temp.ts";
 import { compiledBinary } from "./harness.ts";
 
@@ -194,6 +204,73 @@ describe("against the compiled server", () => {
 		expect(read.details.event.entryId).toBe(basic.notes.writeErrorResult);
 		const trace = await exec("event_trace", { sessionId: branched.sessionId, entryId: branched.notes.E });
 		expect(trace.details.parent.entryId).toBe(branched.notes.B);
+		// Their rows: the ids on the call line, a one-line summary, the view the model reads when expanded.
+		const theme = { fg: (_c: string, t: string) => t, bold: (t: string) => t };
+		const row = (name: string, result: unknown, args: Record<string, unknown>, expanded: boolean) =>
+			[
+				...tools.get(name)!.renderCall!(args, theme, { args }).render(200),
+				...tools.get(name)!.renderResult!(result, { expanded, isPartial: false }, theme, { args }).render(200),
+			].join("\n");
+		const readArgs = { sessionId: basic.sessionId, entryId: basic.notes.writeErrorResult };
+		expect(row("event_read", read, readArgs, false)).toMatch(
+			new RegExp(
+				`^event_read ${basic.sessionId.slice(0, 8)}/${basic.notes.writeErrorResult}\nmessage/toolResult \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d · \\d+ chars · .*\\(ctrl\\+o to expand\\)$`,
+			),
+		);
+		expect(row("event_read", read, readArgs, true)).toContain(read.content[0].text.split("\n")[1]);
+		const traceArgs = { sessionId: branched.sessionId, entryId: branched.notes.E };
+		expect(row("event_trace", trace, traceArgs, false)).toMatch(
+			/^event_trace \S+\n\S+ \d{4}-\d\d-\d\d \d\d:\d\d · parent message\/\w+ · \d+ child(ren)? · \d+ siblings? \(ctrl/,
+		);
+		expect(row("event_trace", trace, traceArgs, true)).toContain("◀ target");
+		const sessions = await exec("event_sessions", { limit: 2 });
+		expect(row("event_sessions", sessions, { limit: 2 }, false)).toMatch(/^event_sessions limit 2\n2 of \d+ sessions · latest \d{4}-\d\d-\d\d \d\d:\d\d "/);
+		expect(row("event_sessions", sessions, { limit: 2 }, true).split("\n")).toHaveLength(4);
+	});
+
+	test("a search hit without a turn renders without an answer line; one with an outcome shows it", () => {
+		const theme = { fg: (_c: string, t: string) => t, bold: (t: string) => t };
+		const hit = {
+			sessionId: "01a19b7c-a680",
+			entryId: "8161e986",
+			semanticKind: "assistant.text",
+			timestamp: "2026-11-02T09:02:00.000Z",
+			snippet: "the\tdialog",
+		};
+		const render = (hits: unknown[]) =>
+			tools.get("event_search")!.renderResult!(
+				{ content: [{ type: "text", text: "" }], details: { hits, freshness: { synced: true, syncMs: 3.4 } } },
+				{ expanded: true, isPartial: false },
+				theme,
+				{},
+			).render(80);
+		expect(render([hit])).toEqual([
+			"1 hit in 1 session · top assistant.text 2026-11-02 09:02 · synced 3 ms",
+			"1. assistant.text 2026-11-02 09:02 · 01a19b7c/8161e986",
+			"   the dialog",
+		]);
+		const withTurn = { ...hit, turn: { prompt: { entryId: "p1", preview: "why?" }, outcome: { entryId: "o1", preview: "Start\nPostgres" } } };
+		expect(render([withTurn])[3]).toBe("   → Start Postgres");
+	});
+
+	test("/events filters: flags as on the command line, lists comma-separated, booleans negated with no-", () => {
+		expect(parseEventsArgs('pool "exit code" --kind tool.result,bash.output --since=7d --no-error --limit 5 --exact')).toEqual({
+			args: { query: 'pool "exit code"', kinds: ["tool.result", "bash.output"], since: "7d", isError: false, limit: 5, exact: true },
+		});
+		expect(parseEventsArgs("--tool bash --tool read --session 01a19b7c").args).toEqual({ tools: ["bash", "read"], sessionId: "01a19b7c" });
+		expect(parseEventsArgs("x --colour red").error).toBe("unknown filter --colour");
+		expect(parseEventsArgs("x --since").error).toBe("--since needs a value");
+	});
+
+	test("rows are cut to the width pi gives them, counting wide characters as two cells", () => {
+		for (const line of ["\x1b[31mred ECONNREFUSED 127.0.0.1:5432\x1b[0m", "数据库连接失败：无法连接到服务器", "emoji 🙂🙂🙂🙂🙂🙂 and → arrows ─── done"]) {
+			for (const width of [1, 5, 12, 30]) {
+				const cut = fitWidth(line, width);
+				expect(Bun.stringWidth(cut)).toBeLessThanOrEqual(width);
+				if (Bun.stringWidth(line) > width) expect(cut).toEndWith("…");
+			}
+			expect(fitWidth(line, 200)).toBe(line);
+		}
 	});
 
 	test("an isError result is thrown with the server's message", async () => {
@@ -351,5 +428,27 @@ describe("against a misbehaving server", () => {
 	test("a missing binary gives an actionable error", async () => {
 		await use(join(layout.root, "definitely-not-here"));
 		await expect(exec("event_search", { query: "hello" })).rejects.toThrow(/pi-events binary not found .*PI_EVENTS_BIN/);
+	});
+
+	test("/events status says why the tools are inactive: a missing binary, a second copy of the extension", async () => {
+		await use(join(layout.root, "definitely-not-here"));
+		// A second copy loaded from elsewhere stays inactive (no tools, no command) and is named in the status.
+		const loadedKey = Symbol.for("pi-events/extension-loaded");
+		const globals = globalThis as Record<symbol, unknown>;
+		const first = globals[loadedKey];
+		globals[loadedKey] = { path: "/elsewhere/pi-events.ts" };
+		const second = new Map<string, unknown>();
+		piEvents({ registerTool: (t: Tool) => second.set(t.name, t), registerCommand: (n: string) => second.set(n, n), on: () => {} } as unknown as ExtensionAPI);
+		globals[loadedKey] = first;
+		expect(second.size).toBe(0);
+		const theme = { fg: (_c: string, t: string) => t, bold: (t: string) => t };
+		const call = (name: string, args: Record<string, unknown>) => exec(name, args).then((r) => ({ text: r.content[0].text, structured: r.details }));
+		const lines = (await statusLines(ctx() as never, "/here/pi-events.ts", theme, call)).join("\n");
+		expect(lines).toContain("extension  active /here/pi-events.ts");
+		expect(lines).toMatch(/inactive copy \(installed twice\): .*pi-events\.ts; remove one/);
+		expect(lines).toContain("root       /work/demo/app");
+		expect(lines).toMatch(/server     .*definitely-not-here \(from PI_EVENTS_BIN\)/);
+		expect(lines).toMatch(/tools      inactive: pi-events binary not found/);
+		expect(lines).toMatch(/index      unknown: /);
 	});
 });

@@ -447,8 +447,8 @@ describe("against a misbehaving server", () => {
 		expect(lines).toContain("extension  active /here/pi-events.ts");
 		expect(lines).toMatch(/inactive copy \(installed twice\): .*pi-events\.ts; remove one/);
 		expect(lines).toContain("root       /work/demo/app");
-		expect(lines).toMatch(/server     .*definitely-not-here \(from PI_EVENTS_BIN\)/);
-		expect(lines).toMatch(/tools      inactive: pi-events binary not found/);
-		expect(lines).toMatch(/index      unknown: /);
+		expect(lines).toMatch(/server {5}.*definitely-not-here \(from PI_EVENTS_BIN\)/);
+		expect(lines).toMatch(/tools {6}inactive: pi-events binary not found/);
+		expect(lines).toMatch(/index {6}unknown: /);
 	});
 });

@@ -1202,6 +1202,22 @@ export async function statusLines(
 	return lines;
 }
 
+/** Why the server cannot start, found without starting it (an executable on the path or PATH), or null. */
+export function binaryProblem(command: ServerCommand, env: NodeJS.ProcessEnv): string | null {
+	const runnable = (path: string) => {
+		try {
+			accessSync(path, constants.X_OK);
+			return true;
+		} catch {
+			return false;
+		}
+	};
+	const found = command.bin.includes("/") ? runnable(command.bin) : (env.PATH ?? "").split(":").some((dir) => dir !== "" && runnable(join(dir, command.bin)));
+	return found ? null : `pi-events: the event_* tools are inactive: binary not found (${command.bin}, from ${command.from}). /events status for details.`;
+}
+
+const WARNED_KEY = Symbol.for("pi-events/extension-warned");
+
 /** A closing panel of lines (`/events status`). */
 class Panel implements Component {
 	constructor(
@@ -1358,6 +1374,16 @@ export default function piEvents(pi: ExtensionAPI): void {
 			const current = context.ui.getEditorText?.() ?? "";
 			context.ui.setEditorText(current.trim() === "" ? insert : `${current.replace(/\s*$/, "")} ${insert}`);
 		},
+	});
+
+	// One line at the first session start, only when the tools cannot work (nothing is started for it).
+	pi.on("session_start", async (_event, ctx) => {
+		if (globals[WARNED_KEY] || !ctx.hasUI) return;
+		const command = serverCommand(process.env, extraSessionDirOf(ctx.sessionManager?.getSessionDir?.(), process.env), undefined, holder.noSocket !== true);
+		const problem = binaryProblem(command, process.env);
+		if (problem === null) return;
+		globals[WARNED_KEY] = true;
+		ctx.ui.notify(problem, "warning");
 	});
 
 	// The session file has new entries after each turn: let the server index them now.

@@ -60,6 +60,12 @@ for (const version of VERSIONS) {
 		}
 		throw new Error(`pi ${version.name}: the screen never showed ${what}; last screen:\n${text}`);
 	};
+	/** Until pi has quit: its tmux session, the server's only one, is gone. */
+	const waitForExit = async () => {
+		const deadline = Date.now() + 10_000;
+		while (Date.now() < deadline && Bun.spawnSync(["tmux", "-L", SOCKET, "has-session", "-t", "pi"], { stdout: "ignore", stderr: "ignore" }).exitCode === 0)
+			await Bun.sleep(100);
+	};
 	const keys = (...k: string[]) => tmux("send-keys", "-t", "pi", ...k);
 	const typeText = (text: string) => tmux("send-keys", "-t", "pi", "-l", "--", text);
 	/** Enter, a moment after typed text: pi 0.73 drops an Enter that arrives in the same burst. */
@@ -68,12 +74,17 @@ for (const version of VERSIONS) {
 		keys("Enter");
 	};
 
-	beforeAll(() => {
-		world = setupWorld(`pi-events-terminal-${version.name}`);
-		const env = piEnv(world, world.bin, { ...scriptFor({ ownSearch: false }), errorCall: true });
+	/** pi in a new tmux session "pi", with `bin` as the server binary. */
+	const startPi = (bin: string) => {
+		const env = piEnv(world, bin, { ...scriptFor({ ownSearch: false }), errorCall: true });
 		const envArgs = Object.entries({ ...env, TERM: "xterm-256color" }).map(([k, v]) => `${k}=${v}`);
 		const argv = ["env", "-i", ...envArgs, version.runtime, version.cli, "--provider", "faux", "--model", "faux-1", "-e", version.faux, "-e", EXTENSION];
 		tmux("-f", "/dev/null", "new-session", "-d", "-s", "pi", "-x", "130", "-y", "60", "-c", world.project, ...argv);
+	};
+
+	beforeAll(() => {
+		world = setupWorld(`pi-events-terminal-${version.name}`);
+		startPi(world.bin);
 	});
 
 	afterAll(() => {
@@ -173,6 +184,25 @@ for (const version of VERSIONS) {
 			const deadline = Date.now() + 10_000;
 			while (Date.now() < deadline && processesRunning(world.bin).length > 0) await Bun.sleep(100);
 			expect(processesRunning(world.bin)).toEqual([]);
+			await waitForExit();
 		}, 30_000);
+
+		test("without its binary: one line at session start, and /events status says the tools are inactive", async () => {
+			startPi(join(world.layout.root, "no-such-pi-events"));
+			const warned = await waitFor("the start-up line", (s) => s.includes("tools are inactive"));
+			expect(warned).toMatch(/pi-events: the event_\* tools are inactive: binary not found\s+\(\S*no-such-pi-events, from\s+PI_EVENTS_BIN\)\./);
+			await waitFor("pi's editor", (s) => s.includes("faux-1"));
+			typeText("/events status");
+			await waitFor("the completion", (s) => s.includes("root, index and freshness"), 5_000).catch(() => "");
+			await enter();
+			await Bun.sleep(300);
+			await enter();
+			const status = await waitFor("the status panel", (s) => s.includes("pi-events status") && /^tools +inactive/m.test(s));
+			expect(status).toMatch(/^tools +inactive: pi-events binary not found/m);
+			keys("Escape");
+			typeText("/quit");
+			await enter();
+			await waitForExit();
+		}, 60_000);
 	});
 }

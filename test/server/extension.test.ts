@@ -430,6 +430,26 @@ describe("against a misbehaving server", () => {
 		await expect(exec("event_search", { query: "hello" })).rejects.toThrow(/pi-events binary not found .*PI_EVENTS_BIN/);
 	});
 
+	test("a binary that cannot be found is said once, at the first session start with a UI", async () => {
+		await use(join(layout.root, "definitely-not-here"));
+		const notes: string[] = [];
+		const start = (hasUI: boolean) =>
+			Promise.all(
+				(handlers.get("session_start") ?? []).map((h) => h({ type: "session_start" }, { ...ctx(), hasUI, ui: { notify: (m: string) => notes.push(m) } })),
+			);
+		await start(false);
+		expect(notes).toEqual([]);
+		await start(true);
+		await start(true);
+		expect(notes).toHaveLength(1);
+		expect(notes[0]).toMatch(/tools are inactive: binary not found \(.*definitely-not-here, from PI_EVENTS_BIN\)\. \/events status/);
+		expect(holder().server).toBeNull();
+		delete (globalThis as Record<symbol, unknown>)[Symbol.for("pi-events/extension-warned")];
+		await use(realBin);
+		await start(true);
+		expect(notes).toHaveLength(1);
+	});
+
 	test("/events status says why the tools are inactive: a missing binary, a second copy of the extension", async () => {
 		await use(join(layout.root, "definitely-not-here"));
 		// A second copy loaded from elsewhere stays inactive (no tools, no command) and is named in the status.

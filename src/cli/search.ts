@@ -2,9 +2,9 @@
 import { defineCommand } from "./argv.ts";
 import { PiEventsError } from "../errors.ts";
 import type { Freshness } from "../sync/freshness.ts";
-import { DEFAULT_LIMIT, MAX_LIMIT, SORT_ORDERS, type SearchResult, type SortOrder, search } from "../query/search/search.ts";
+import { DEFAULT_LIMIT, MAX_LIMIT, type NamedSearchResult, SORT_ORDERS, type SortOrder, search } from "../query/search/search.ts";
 import { Gate } from "../gate/gate.ts";
-import { freshnessLine, noHitsHint, renderHits } from "../present/render.ts";
+import { freshnessLine, noHitsLine, PICK_ROOT, renderHits } from "../present/render.ts";
 import { resolveRoot } from "../config.ts";
 import { callerArgs } from "./caller.ts";
 import { toSearchFilters } from "../query/filters.ts";
@@ -76,14 +76,20 @@ export const searchCommand = defineCommand({
 			sort: sort as SortOrder,
 			groupBy: a.group === "session" ? ("session" as const) : undefined,
 		};
-		return onFreshIndex(start, a.sync !== false, (db, freshness) => printHits(a, start, search(new Gate(db, scope), request), freshness));
+		return onFreshIndex(start, a.sync !== false, (db, freshness) => printHits(a, start, query, search(new Gate(db, scope), request), freshness));
 	},
 });
 
 /** The hits on stdout (JSON or text), what may hide some and the freshness on stderr; the exit code. */
-function printHits(a: { json?: boolean; paths?: boolean; exact?: boolean }, start: QueryStart, result: SearchResult, freshness: Freshness): number {
+function printHits(
+	a: { json?: boolean; paths?: boolean; exact?: boolean },
+	start: QueryStart,
+	query: string,
+	result: NamedSearchResult,
+	freshness: Freshness,
+): number {
 	if (a.json) {
-		const out = { hits: result.hits, freshness, coverage: result.coverage, elapsedMs: Math.round(result.elapsedMs * 100) / 100 };
+		const out = { hits: result.hits, freshness, coverage: result.coverage, scope: result.scope, elapsedMs: Math.round(result.elapsedMs * 100) / 100 };
 		writeOut(`${toJson(out, 2)}\n`);
 		// Problems that may hide results are diagnostics: stderr too, not only inside the JSON.
 		for (const p of freshness.problems) writeErr(`pi-events: ${terminalSafe(p)}\n`);
@@ -91,8 +97,8 @@ function printHits(a: { json?: boolean; paths?: boolean; exact?: boolean }, star
 		const color = isTerminal(1) && !start.env.NO_COLOR;
 		writeOut(renderHits(result.hits, { color, paths: a.paths === true, root: start.scope.roots?.[0] ?? null }));
 		if (result.hits.length === 0) {
-			const hint = noHitsHint(result.coverage, { exact: a.exact === true, exactFlag: "--exact", derivedFlag: "--include-derived" });
-			writeErr(`pi-events: no hits${hint ? `: ${hint}` : ""}\n`);
+			const forms = { exact: a.exact === true, exactFlag: "--exact", derivedFlag: "--include-derived", pick: PICK_ROOT.cli };
+			writeErr(`pi-events: ${terminalSafe(noHitsLine(query, result.coverage, result.scope, forms))}\n`);
 		}
 		writeErr(`pi-events: ${freshnessLine(freshness, result.coverage)}\n`);
 	}

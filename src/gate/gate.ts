@@ -291,12 +291,14 @@ export class Gate {
 	}
 
 	/**
-	 * Whether the caller's roots hold at least one session it may list (the calling session left
-	 * out), whatever a request narrows: an empty answer says so when they hold none. Reads at most
-	 * one session row; nothing outside the roots is counted.
+	 * Whether the caller's roots hold at least one session, whatever a request narrows: an empty
+	 * answer says so when they hold none. The calling session is left out (as in the list and in
+	 * search), unless `filters.sessionIds` names it. Reads at most one session row; nothing outside
+	 * the roots is counted.
 	 */
-	holdsSessions(): boolean {
-		const rule = this.listRule();
+	holdsSessions(filters: Pick<SearchFilters, "sessionIds"> = {}): boolean {
+		const targeted = this.currentId !== null && filters.sessionIds?.includes(this.currentId) === true;
+		const rule = targeted ? this.readRule() : this.listRule();
 		return admitsAtLeast(this.db, sessionRuleSql(rule), cwdRanges(rule), 1);
 	}
 

@@ -181,6 +181,24 @@ export function noHitsHint(coverage: SearchCoverage, forms: { exact: boolean; ex
 	}
 }
 
+/**
+ * The line that answers an empty search: what was looked for, in whose sessions (the root named),
+ * and why nothing matched. When the root holds no session at all it says only that, and how to pick
+ * another root (`pick`: the surface's way).
+ */
+export function noHitsLine(
+	query: string,
+	coverage: SearchCoverage,
+	scope: ScopeView,
+	forms: { exact: boolean; exactFlag: string; derivedFlag: string; pick: string },
+): string {
+	const what = query.trim() === "" ? "no event matches the filters" : `no hits for ${JSON.stringify(query.trim())}`;
+	if (coverage.emptyBecause === "no-sessions") return `${what}: ${noSessionsAtAll(scope, forms.pick)}`;
+	// With no terms, only the filters can leave nothing.
+	const hint = coverage.filterOnly && coverage.emptyBecause === "filters" ? "loosen them" : noHitsHint(coverage, forms);
+	return `${what} in ${scopeName(scope)}${hint ? `: ${hint}` : ""}`;
+}
+
 const ROOT_SOURCE_NAMES: Record<RootSource, string> = {
 	flag: "--root",
 	config: "root in the config file",

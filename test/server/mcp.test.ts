@@ -133,7 +133,10 @@ describe("legacy era (official SDK client)", () => {
 		const res = await call("event_search", { query: "zzqx-no-such-term-anywhere" });
 		expect(res.isError).toBeFalsy();
 		expect(res.structuredContent.hits).toEqual([]);
-		expect(textOf(res)).toContain(`No hits: nothing in your scope contains "zzqx-no-such-term-anywhere"`);
+		expect(textOf(res)).toContain(
+			`No hits for "zzqx-no-such-term-anywhere" in sessions under /work/demo/app (working directory): nothing in your scope contains "zzqx-no-such-term-anywhere"`,
+		);
+		expect(res.structuredContent.scope).toEqual({ roots: [APP], rootSource: "cwd" });
 	});
 
 	test("bad input is an isError result naming the field", async () => {
@@ -192,12 +195,17 @@ describe("scope through _meta", () => {
 		for (const hit of own.structuredContent.hits as { sessionId: string }[]) expect(appSessions.has(hit.sessionId)).toBeFalse();
 	});
 
-	test("event_sessions names the root; from a root with no sessions it says so and how to pick another, revealing nothing else", async () => {
+	test("event_sessions and event_search name the root; from a root with no sessions they say so and how to pick another, revealing nothing else", async () => {
 		const app = await call("event_sessions", {}, { cwd: APP });
 		expect(app.structuredContent.scope).toEqual({ roots: [APP], rootSource: "cwd" });
 		expect(textOf(app).split("\n")[0]).toMatch(/^\d+ of \d+ sessions under \/work\/demo\/app \(working directory\), most recently active first/);
 		const marked = (app.structuredContent.sessions as { sessionId: string; abandonedBranches: boolean }[]).find((x) => x.sessionId === branched.sessionId);
 		expect(marked?.abandonedBranches).toBeTrue();
+		const search = await call("event_search", { query: "ECONNREFUSED" }, { cwd: "/work/demo/nothing-here" });
+		expect(search.structuredContent.coverage.emptyBecause).toBe("no-sessions");
+		expect(search.structuredContent.scope).toEqual({ roots: ["/work/demo/nothing-here"], rootSource: "cwd" });
+		expect(textOf(search)).toContain('No hits for "ECONNREFUSED": there are no sessions under /work/demo/nothing-here (working directory) at all');
+		expect(textOf(search)).not.toContain(APP);
 		const none = await call("event_sessions", {}, { cwd: "/work/demo/nothing-here" });
 		expect(none.isError).toBeFalsy();
 		expect(none.structuredContent).toMatchObject({ sessions: [], total: 0, emptyBecause: "no-sessions", scope: { roots: ["/work/demo/nothing-here"] } });

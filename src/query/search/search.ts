@@ -25,12 +25,14 @@ import { fragmentsPerEvent, type Ordered, orderEvents, selectEvents } from "./or
 import { planSearch, type SearchPlan } from "./plan.ts";
 import { rerank } from "./rerank.ts";
 import { scoreCandidates } from "./score.ts";
-import type { SearchCoverage, SearchRequest, SearchResult } from "./types.ts";
+import type { NamedSearchResult, SearchCoverage, SearchRequest, SearchResult } from "./types.ts";
+import { scopeView } from "../scope-view.ts";
 
 export {
 	DEFAULT_LIMIT,
 	type Hit,
 	MAX_LIMIT,
+	type NamedSearchResult,
 	type SearchCoverage,
 	type SearchFilters,
 	type SearchRequest,
@@ -40,17 +42,29 @@ export {
 } from "./types.ts";
 export { COMMON_TERM_FRAGMENTS, FULL_RANK_LIMIT, RECENT_MATCHES, SEARCH_WINDOW_FRAGMENTS, type SearchBounds } from "./bounds.ts";
 
-/** Search within the gate's scope. */
-export function search(gate: Gate, request: SearchRequest): SearchResult {
+/** Search within the gate's scope; the answer names that scope. */
+export function search(gate: Gate, request: SearchRequest): NamedSearchResult {
 	const started = performance.now();
 	const plan = planSearch(gate, request);
 	const tools: TextTools = { forms: new WordForms(), words: new TextWords(), files: new SourceFiles() };
 	try {
 		const { query } = plan;
-		return query === null ? filterOnlySearch(gate, plan, tools, started) : searchTerms(gate, { ...plan, query }, tools, started);
+		const result = query === null ? filterOnlySearch(gate, plan, tools, started) : searchTerms(gate, { ...plan, query }, tools, started);
+		return named(gate, plan, result);
 	} finally {
 		tools.files.close();
 	}
+}
+
+/**
+ * The answer with its scope. An empty answer from a root that holds no session at all (the
+ * calling session aside, unless the request names it) says that, whatever else it found: one
+ * session row read at most, nothing outside the roots counted.
+ */
+function named(gate: Gate, plan: SearchPlan, result: SearchResult): NamedSearchResult {
+	const scope = scopeView(gate.scope);
+	if (result.hits.length > 0 || gate.holdsSessions(plan.filters)) return { ...result, scope };
+	return { ...result, coverage: { ...result.coverage, emptyBecause: "no-sessions", unmatchedTerms: [] }, scope };
 }
 
 function searchTerms(gate: Gate, plan: SearchPlan & { query: ParsedQuery }, tools: TextTools, started: number): SearchResult {

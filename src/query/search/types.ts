@@ -7,6 +7,7 @@ import type { BranchState, ContextRole, SelectionState, SemanticKind } from "../
 import type { Highlight } from "../snippet.ts";
 import type { HitTurn } from "../turns.ts";
 import type { SearchBounds } from "./bounds.ts";
+import type { ScopeView } from "../scope-view.ts";
 
 export type { SearchFilters };
 
@@ -102,7 +103,7 @@ export interface SearchCoverage {
 	 * "together": every term occurs, but never all in one fragment; "filters": the query matches,
 	 * the filters leave nothing; "derived": only pi-events' own echoes match. Null when there are hits.
 	 */
-	emptyBecause: "terms" | "together" | "filters" | "derived" | null;
+	emptyBecause: "terms" | "together" | "filters" | "derived" | "no-sessions" | null;
 	/** The terms (as typed) that match nothing in scope; empty when there are hits. */
 	unmatchedTerms: string[];
 }
@@ -112,3 +113,6 @@ export interface SearchResult {
 	coverage: SearchCoverage;
 	elapsedMs: number;
 }
+
+/** A search's answer and whose sessions it searched: the authorization root and how it was chosen. */
+export type NamedSearchResult = SearchResult & { scope: ScopeView };

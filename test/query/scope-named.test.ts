@@ -1,16 +1,17 @@
 /**
- * The scope is named (issue 34, item 7) on the session list: `listSessions` names the
- * authorization root and how it was chosen, says plainly when the root holds no session at all
- * (and how to pick another, with nothing about sessions outside it), and marks sessions with
- * abandoned branches and forks (their parent named only when it is in scope). The root's source
- * as resolveCaller decides it (flag, config, Git root, cwd). The CLI's text and JSON.
+ * The scope is named (issue 34, item 7): the session list and every empty search (with terms or
+ * filters only) name the authorization root and how it was chosen, say plainly when the root holds
+ * no session at all (and how to pick another, with nothing about sessions outside it); the list
+ * marks sessions with abandoned branches and forks (their parent named only when it is in scope).
+ * The root's source as resolveCaller decides it (flag, config, Git root, cwd). The CLI's text and JSON.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Scope } from "../../src/auth/scope.ts";
 import { resolveCaller } from "../../src/gate/caller.ts";
-import { PICK_ROOT, renderSessions, sessionsHead } from "../../src/present/render.ts";
+import { noHitsLine, PICK_ROOT, renderSessions, sessionsHead } from "../../src/present/render.ts";
+import { search } from "../../src/query/search/search.ts";
 import { listSessions } from "../../src/query/sessions.ts";
 import { type Setup, setupFixtures } from "../read-trace/setup.ts";
 import { makeRepo } from "../helpers/git.ts";
@@ -20,8 +21,27 @@ afterAll(cleanupTempDirs);
 
 let s: Setup;
 let layout: AgentLayout;
+/** A session alone in its workspace (/work/demo/solo): the calling session in the tests below. */
+const SOLO = "0badf0c0-0000-4000-8000-00000000501a";
 beforeAll(() => {
 	s = setupFixtures();
+	const dir = join(s.sessions, "--work-demo-solo--");
+	mkdirSync(dir, { recursive: true });
+	const ts = "2026-11-20T09:00:00.000Z";
+	writeFileSync(
+		join(dir, "solo.jsonl"),
+		`${[
+			JSON.stringify({ type: "session", version: 3, id: SOLO, timestamp: ts, cwd: "/work/demo/solo" }),
+			JSON.stringify({
+				type: "message",
+				id: "s1",
+				parentId: null,
+				timestamp: ts,
+				message: { role: "user", content: [{ type: "text", text: "solo question" }] },
+			}),
+		].join("\n")}\n`,
+	);
+	s.sync();
 	layout = makeAgentLayout();
 });
 
@@ -56,6 +76,50 @@ describe("the session list names its scope", () => {
 		const r = list(APP, { sinceMs: Date.parse("2030-01-01") });
 		expect(r.emptyBecause).toBe("time-range");
 		expect(sessionsHead(r, PICK_ROOT.cli)).toBe("none of the sessions under /work/demo/app (Git root) was active in that time range: widen it");
+	});
+});
+
+describe("empty searches name the scope", () => {
+	const FORMS = { exact: false, exactFlag: "--exact", derivedFlag: "--include-derived", pick: PICK_ROOT.cli };
+	const find = (scope: Scope, query: string, filters: Parameters<typeof search>[1]["filters"] = {}) => search(s.access(scope), { query, filters, limit: 10 });
+
+	test("with terms: the root is named beside the reason", () => {
+		const r = find(APP, "zzqq-nowhere");
+		expect(r.scope).toEqual({ roots: ["/work/demo/app"], rootSource: "git" });
+		expect(r.coverage.emptyBecause).toBe("terms");
+		expect(noHitsLine("zzqq-nowhere", r.coverage, r.scope, FORMS)).toBe(
+			'no hits for "zzqq-nowhere" in sessions under /work/demo/app (Git root): nothing in your scope contains "zzqq-nowhere" in any word form: check the spelling, try another word, or leave it out',
+		);
+	});
+
+	test("filters only: the root is named, and the filters are what to loosen", () => {
+		const r = find(APP, "", { isError: true, sinceMs: Date.parse("2030-01-01") });
+		expect(r.coverage.emptyBecause).toBe("filters");
+		expect(noHitsLine("", r.coverage, r.scope, FORMS)).toBe("no event matches the filters in sessions under /work/demo/app (Git root): loosen them");
+	});
+
+	test("a root with no sessions at all: said plainly, with how to pick another, and nothing outside it", () => {
+		const empty: Scope = { roots: ["/work/demo/nothing-here"], rootSource: "cwd", current: null };
+		for (const [query, filters] of [
+			["ECONNREFUSED", {}],
+			["", { isError: true }],
+		] as const) {
+			const r = find(empty, query, filters);
+			expect(r.hits).toEqual([]);
+			expect(r.coverage.emptyBecause).toBe("no-sessions");
+			const line = noHitsLine(query, r.coverage, r.scope, FORMS);
+			expect(line).toEndWith(
+				"there are no sessions under /work/demo/nothing-here (working directory) at all (only sessions started in the root or below are visible): pick another root with --root DIR, or use --all for every workspace",
+			);
+			expect(`${line}${JSON.stringify(r)}`).not.toMatch(/\/work\/demo\/(app|other)/);
+		}
+	});
+
+	test("the calling session alone in its root: left out of a search, the root holds none; named, it is searched", () => {
+		const solo: Scope = { roots: ["/work/demo/solo"], rootSource: "git", current: { sessionId: SOLO, sessionFile: null, toolCallId: null } };
+		expect(find(solo, "zzqq-nowhere").coverage.emptyBecause).toBe("no-sessions");
+		expect(find(solo, "zzqq-nowhere", { sessionIds: [SOLO] }).coverage.emptyBecause).not.toBe("no-sessions");
+		expect(list(solo).emptyBecause).toBe("no-sessions");
 	});
 });
 
@@ -111,6 +175,19 @@ describe("the CLI", () => {
 		const json = cli(["sessions", "--json"], cwd).json();
 		expect(json.scope).toEqual({ roots: [cwd], rootSource: "cwd" });
 		expect(json.emptyBecause).toBe("no-sessions");
+	});
+
+	test("search from a directory with no sessions: exit 1, the root named on stderr; JSON with scope and emptyBecause", () => {
+		const cwd = makeTempDir("pi-events-empty-cwd-");
+		const text = cli(["search", "ECONNREFUSED"], cwd);
+		expect(text.exitCode).toBe(1);
+		expect(text.stdout).toBe("");
+		expect(text.stderr).toContain(`pi-events: no hits for "ECONNREFUSED": there are no sessions under ${cwd} (working directory) at all`);
+		const json = cli(["search", "ECONNREFUSED", "--json"], cwd).json();
+		expect(json.scope).toEqual({ roots: [cwd], rootSource: "cwd" });
+		expect(json.coverage.emptyBecause).toBe("no-sessions");
+		const filtersOnly = cli(["search", "--error"], cwd);
+		expect(filtersOnly.stderr).toContain(`pi-events: no event matches the filters: there are no sessions under ${cwd} (working directory) at all`);
 	});
 
 	test("with sessions: the first line names the root", () => {

@@ -4,7 +4,7 @@ import { PiEventsError } from "../errors.ts";
 import type { Freshness } from "../sync/freshness.ts";
 import { DEFAULT_LIMIT, MAX_LIMIT, type NamedSearchResult, SORT_ORDERS, type SortOrder, search } from "../query/search/search.ts";
 import { Gate } from "../gate/gate.ts";
-import { freshnessLine, noHitsLine, PICK_ROOT, renderHits } from "../present/render.ts";
+import { freshnessLine, NO_HITS_FORMS, noHitsLine, renderHits } from "../present/render.ts";
 import { resolveRoot } from "../config.ts";
 import { callerArgs } from "./caller.ts";
 import { toSearchFilters } from "../query/filters.ts";
@@ -97,8 +97,8 @@ function printHits(
 		const color = isTerminal(1) && !start.env.NO_COLOR;
 		writeOut(renderHits(result.hits, { color, paths: a.paths === true, root: start.scope.roots?.[0] ?? null }));
 		if (result.hits.length === 0) {
-			const forms = { exact: a.exact === true, exactFlag: "--exact", derivedFlag: "--include-derived", pick: PICK_ROOT.cli };
-			writeErr(`pi-events: ${terminalSafe(noHitsLine(query, result.coverage, result.scope, forms))}\n`);
+			const line = noHitsLine(query, result.coverage, result.scope, { ...NO_HITS_FORMS.cli, exact: a.exact === true });
+			writeErr(`pi-events: ${terminalSafe(line)}\n`);
 		}
 		writeErr(`pi-events: ${freshnessLine(freshness, result.coverage)}\n`);
 	}

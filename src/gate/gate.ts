@@ -291,14 +291,11 @@ export class Gate {
 	}
 
 	/**
-	 * Whether the caller's roots hold at least one session, whatever a request narrows: an empty
-	 * answer says so when they hold none. The calling session is left out (as in the list and in
-	 * search), unless `filters.sessionIds` names it. Reads at most one session row; nothing outside
-	 * the roots is counted.
+	 * Whether the caller's roots hold any session, whatever a request narrows (an empty answer says
+	 * when they hold none): the calling session only when `filters.sessionIds` names it. One row read.
 	 */
 	holdsSessions(filters: Pick<SearchFilters, "sessionIds"> = {}): boolean {
-		const targeted = this.currentId !== null && filters.sessionIds?.includes(this.currentId) === true;
-		const rule = targeted ? this.readRule() : this.listRule();
+		const rule = this.currentId !== null && filters.sessionIds?.includes(this.currentId) ? this.readRule() : this.listRule();
 		return admitsAtLeast(this.db, sessionRuleSql(rule), cwdRanges(rule), 1);
 	}
 

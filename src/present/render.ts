@@ -227,6 +227,12 @@ export const PICK_ROOT = {
 	tool: "the root is the caller's Git root or working directory; pick another with `root` in pi-events' config file, or PI_EVENTS_ARGS=\"--root DIR\" for the pi extension",
 } as const;
 
+/** How each surface names its switches in an empty search's explanation. */
+export const NO_HITS_FORMS = {
+	cli: { exactFlag: "--exact", derivedFlag: "--include-derived", pick: PICK_ROOT.cli },
+	tool: { exactFlag: "exact: true", derivedFlag: "includeDerived: true", pick: PICK_ROOT.tool },
+} as const;
+
 /** The header of a session list, or its explanation when empty. */
 export function sessionsHead(result: { sessions: unknown[]; total: number; scope: ScopeView; emptyBecause: string | null }, pick: string): string {
 	const { sessions, total, scope } = result;

@@ -12,7 +12,7 @@ import { PiEventsError } from "../errors.ts";
 import type { Freshness } from "../sync/freshness.ts";
 import { BRANCH_STATES, SELECTION_STATES, SEMANTIC_KINDS, type ToolName } from "../model.ts";
 import { renderRead } from "../present/render-read.ts";
-import { freshnessLine, noHitsLine, PICK_ROOT, renderHits, renderSessions, sessionsHead } from "../present/render.ts";
+import { freshnessLine, NO_HITS_FORMS, noHitsLine, PICK_ROOT, renderHits, renderSessions, sessionsHead } from "../present/render.ts";
 import { DEFAULT_SESSIONS, listSessions } from "../query/sessions.ts";
 import { renderTrace } from "../present/render-trace.ts";
 import { Gate } from "../gate/gate.ts";
@@ -337,12 +337,9 @@ export const TOOLS: ToolDef[] = [
 				sort: args.sort,
 				groupBy: args.groupBy,
 			});
-			const forms = { exact: args.exact === true, exactFlag: "exact: true", derivedFlag: "includeDerived: true", pick: PICK_ROOT.tool };
-			const empty = noHitsLine(args.query ?? "", result.coverage, result.scope, forms);
-			const head =
-				result.hits.length === 0
-					? `${empty[0]!.toUpperCase()}${empty.slice(1)}.`
-					: `${result.hits.length} hit${result.hits.length === 1 ? "" : "s"} (sessionId entryId fragmentId under each; event_read for exact content):`;
+			const empty = noHitsLine(args.query ?? "", result.coverage, result.scope, { ...NO_HITS_FORMS.tool, exact: args.exact === true });
+			const hits = `${result.hits.length} hit${result.hits.length === 1 ? "" : "s"} (sessionId entryId fragmentId under each; event_read for exact content):`;
+			const head = result.hits.length === 0 ? `${empty[0]!.toUpperCase()}${empty.slice(1)}.` : hits;
 			return {
 				// elapsedMs as in the CLI's --json: the search itself, after the sync (freshness.syncMs).
 				structured: { hits: result.hits, freshness, coverage: result.coverage, scope: result.scope, elapsedMs: Math.round(result.elapsedMs * 100) / 100 },

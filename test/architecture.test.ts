@@ -245,7 +245,7 @@ const FILE_SIZE_EXCEPTIONS: Record<string, number> = {
 	"project/projector.ts": 330,
 	"project/stem.ts": 304,
 	"server/stdio.ts": 383,
-	"server/tools.ts": 466,
+	"server/tools.ts": 426,
 	"store/db.ts": 660,
 	"store/search.ts": 606,
 	"store/write.ts": 513,

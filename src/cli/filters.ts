@@ -1,25 +1,29 @@
-/** The search filter flags (citty definitions) and their comma-separated lists; validation is query/filters.ts. */
-import type { ArgsDef } from "citty";
-import { BRANCH_STATES, SELECTION_STATES, SEMANTIC_KINDS } from "../model.ts";
+/** The search filter flags (citty definitions, from query/filter-table.ts) and their values off the command line; validation is query/filters.ts. */
+import type { ArgDef } from "citty";
+import { FILTER_ROWS, type FilterValues } from "../query/filter-table.ts";
+import { collectRepeated } from "./shared.ts";
 
-export const filterArgs = {
-	session: { type: "string", description: "Only this session id (may target the current session, up to the invocation cutoff)", valueHint: "id" },
-	cwd: { type: "string", description: "Only sessions whose cwd is this directory or below it", valueHint: "dir" },
-	type: {
-		type: "string",
-		description: "Event types, comma-separated (message, compaction, branch_summary, custom_message, session_info, ...)",
-		valueHint: "types",
-	},
-	kind: { type: "string", description: `Semantic kinds, comma-separated (${SEMANTIC_KINDS.join(", ")})`, valueHint: "kinds" },
-	role: { type: "string", description: "Message roles, comma-separated (user, assistant, toolResult, bashExecution, custom)", valueHint: "roles" },
-	tool: { type: "string", description: "Tool names, comma-separated (bash, read, edit, ...)", valueHint: "names" },
-	since: { type: "string", description: "Only events at or after this time (ISO date/time, or 30m, 12h, 7d, 2w ago)", valueHint: "time" },
-	until: { type: "string", description: "Only events before this time (same forms as --since)", valueHint: "time" },
-	error: { type: "boolean", description: "Only failed events (tool errors, non-zero exits, errored replies); --no-error for the rest" },
-	branch: { type: "string", description: `Branch states, comma-separated (${BRANCH_STATES.join(", ")})`, valueHint: "states" },
-	selection: { type: "string", description: `Selection states, comma-separated (${SELECTION_STATES.join(", ")})`, valueHint: "states" },
-	file: { type: "string", description: "Only events that touched this path or a path under it (repeatable)", valueHint: "path" },
-} as const satisfies ArgsDef;
+export const filterArgs: Record<string, ArgDef> = Object.fromEntries(
+	FILTER_ROWS.map((r) => [
+		r.flag,
+		r.form === "boolean"
+			? { type: "boolean", description: r.help }
+			: { type: "string", description: r.help, ...(r.valueHint ? { valueHint: r.valueHint } : {}) },
+	]),
+);
+
+/** Each filter's value as its flag gives it: one value, a comma-separated list, every use of a repeated flag, or a boolean only when written. */
+export function filterValues(args: Record<string, unknown>, rawArgs: readonly string[]): FilterValues {
+	const values: FilterValues = {};
+	for (const r of FILTER_ROWS) {
+		const raw = args[r.flag];
+		if (r.form === "list") values[r.input] = list(raw as string | undefined);
+		else if (r.form === "repeated") values[r.input] = collectRepeated(rawArgs as string[], r.flag);
+		else if (r.form === "boolean") values[r.input] = rawArgs.some((a) => a === `--${r.flag}` || a === `--no-${r.flag}`) ? (raw as boolean) : undefined;
+		else values[r.input] = raw as string | undefined;
+	}
+	return values;
+}
 
 export function list(value: string | undefined): string[] | undefined {
 	if (value === undefined) return undefined;

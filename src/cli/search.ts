@@ -8,8 +8,8 @@ import { freshnessLine, NO_HITS_FORMS, noHitsLine, renderHits } from "../present
 import { resolveRoot } from "../config.ts";
 import { callerArgs } from "./caller.ts";
 import { toSearchFilters } from "../query/filters.ts";
-import { filterArgs, list } from "./filters.ts";
-import { collectRepeated, commonArgs } from "./shared.ts";
+import { filterArgs, filterValues } from "./filters.ts";
+import { commonArgs } from "./shared.ts";
 import { onFreshIndex, type QueryStart, startQuery } from "./prologue.ts";
 import { toJson } from "../present/json.ts";
 import { terminalSafe } from "../present/terminal.ts";
@@ -48,25 +48,7 @@ export const searchCommand = defineCommand({
 		const now = Date.now();
 		// Relative --file paths resolve against the authorization root (with --all: the one it would be).
 		const root = scope.roots?.[0] ?? resolveRoot(cwd, a.root ?? settings.configRoot);
-		const filters = toSearchFilters(
-			{
-				sessionIds: list(a.session),
-				cwd: a.cwd,
-				eventTypes: list(a.type),
-				kinds: list(a.kind),
-				roles: list(a.role),
-				tools: list(a.tool),
-				since: a.since,
-				until: a.until,
-				isError: rawArgs.some((r) => r === "--error" || r === "--no-error") ? a.error : undefined,
-				branchStates: list(a.branch),
-				selectionStates: list(a.selection),
-				files: collectRepeated(rawArgs, "file"),
-			},
-			cwd,
-			now,
-			root,
-		);
+		const filters = toSearchFilters(filterValues(a, rawArgs), cwd, now, root);
 		const request = {
 			query,
 			filters,

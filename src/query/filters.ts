@@ -1,63 +1,62 @@
 /**
- * Structured filter values (from CLI flags or tool arguments) → SearchFilters, with clear errors
- * for bad values. Shared by both shells. Relative times (`7d`, `12h`, `30m`, `2w`) are measured
- * back from `now`; relative paths are resolved against the caller's cwd.
+ * Filter values (from CLI flags or tool arguments, named by the tool inputs of
+ * query/filter-table.ts) → SearchFilters, with clear errors for bad values. Shared by both shells.
+ * Relative times (`7d`, `12h`, `30m`, `2w`) are measured back from `now`; a relative `cwd` is
+ * relative to the caller's cwd, relative `files` to the authorization root (recorded file paths are
+ * relative to the session's cwd, usually the project root).
  */
 import { isAbsolute, resolve } from "node:path";
 import { PiEventsError } from "../errors.ts";
-import { BRANCH_STATES, SELECTION_STATES, SEMANTIC_KINDS } from "../model.ts";
 import { canonicalPath } from "../source/paths.ts";
+import { FILTER_ROWS, type FilterValues } from "./filter-table.ts";
 import type { SearchFilters } from "./search/search.ts";
 
-interface FilterValues {
-	sessionIds?: string[];
-	cwd?: string;
-	eventTypes?: string[];
-	kinds?: string[];
-	roles?: string[];
-	tools?: string[];
-	since?: string;
-	until?: string;
-	isError?: boolean;
-	branchStates?: string[];
-	selectionStates?: string[];
-	files?: string[];
+export type { FilterValues };
+
+type Value = FilterValues[keyof FilterValues];
+
+interface Context {
+	cwd: string;
+	root: string;
+	sinceMs: number | undefined;
+	untilMs: number | undefined;
 }
 
-function checkAllowed(name: string, values: string[] | undefined, allowed: readonly string[]): void {
-	for (const v of values ?? []) {
+/** Filters whose value is not kept as given: made a list, resolved or parsed. */
+const CONVERT: Partial<Record<keyof SearchFilters, (value: Value, ctx: Context) => unknown>> = {
+	sessionIds: (id) => (typeof id === "string" ? [id] : id),
+	cwdPrefix: (dir, ctx) => (typeof dir === "string" && dir !== "" ? canonicalPath(isAbsolute(dir) ? dir : resolve(ctx.cwd, dir)) : undefined),
+	sinceMs: (_, ctx) => ctx.sinceMs,
+	untilMs: (_, ctx) => ctx.untilMs,
+	files: (files, ctx) => (Array.isArray(files) ? files.map((f: string) => (isAbsolute(f) ? resolve(f) : resolve(ctx.root, f))) : files),
+};
+
+function checkAllowed(name: string, values: Value, allowed: readonly string[]): void {
+	for (const v of Array.isArray(values) ? values : []) {
 		if (!allowed.includes(v)) throw new PiEventsError("E_USAGE", `${name}: unknown value ${JSON.stringify(v)} (one of: ${allowed.join(", ")})`);
 	}
 }
 
-/**
- * Validate structured filter values (shared by the CLI and the tool server) into SearchFilters.
- * A relative `cwd` is relative to the caller's cwd; relative `files` to the authorization root
- * (recorded file paths are relative to the session's cwd, usually the project root).
- */
-export function toSearchFilters(v: FilterValues, cwd: string, now: number, root: string = cwd): SearchFilters {
-	checkAllowed("kind", v.kinds, SEMANTIC_KINDS);
-	checkAllowed("branch", v.branchStates, BRANCH_STATES);
-	checkAllowed("selection", v.selectionStates, SELECTION_STATES);
-	const sinceMs = v.since !== undefined ? parseTimeArg("since", v.since, now) : undefined;
-	const untilMs = v.until !== undefined ? parseTimeArg("until", v.until, now) : undefined;
+/** A value that says something: a non-empty list, a non-empty string, a boolean, a number. */
+const given = (value: unknown) => (Array.isArray(value) ? value.length > 0 : value !== undefined && value !== "");
+
+/** Validate filter values (shared by the CLI and the tool server) into SearchFilters. */
+export function toSearchFilters(values: FilterValues, cwd: string, now: number, root: string = cwd): SearchFilters {
+	for (const row of FILTER_ROWS) if (row.allowed) checkAllowed(row.flag, values[row.input], row.allowed);
+	const sinceMs = values.since !== undefined ? parseTimeArg("since", String(values.since), now) : undefined;
+	const untilMs = values.until !== undefined ? parseTimeArg("until", String(values.until), now) : undefined;
 	if (sinceMs !== undefined && untilMs !== undefined && sinceMs >= untilMs) {
 		throw new PiEventsError("E_USAGE", "since must be earlier than until");
 	}
-	const filters: SearchFilters = {};
-	if (v.sessionIds?.length) filters.sessionIds = v.sessionIds;
-	if (v.cwd) filters.cwdPrefix = canonicalPath(isAbsolute(v.cwd) ? v.cwd : resolve(cwd, v.cwd));
-	if (v.eventTypes?.length) filters.eventTypes = v.eventTypes;
-	if (v.kinds?.length) filters.kinds = v.kinds as SearchFilters["kinds"];
-	if (v.roles?.length) filters.roles = v.roles;
-	if (v.tools?.length) filters.tools = v.tools;
-	if (sinceMs !== undefined) filters.sinceMs = sinceMs;
-	if (untilMs !== undefined) filters.untilMs = untilMs;
-	if (v.isError !== undefined) filters.isError = v.isError;
-	if (v.branchStates?.length) filters.branchStates = v.branchStates as SearchFilters["branchStates"];
-	if (v.selectionStates?.length) filters.selectionStates = v.selectionStates as SearchFilters["selectionStates"];
-	if (v.files?.length) filters.files = v.files.map((f) => (isAbsolute(f) ? resolve(f) : resolve(root, f)));
-	return filters;
+	const ctx: Context = { cwd, root, sinceMs, untilMs };
+	const filters: Record<string, unknown> = {};
+	for (const row of FILTER_ROWS) {
+		const value = values[row.input];
+		if (!given(value)) continue;
+		const converted = CONVERT[row.key]?.(value, ctx) ?? value;
+		if (given(converted)) filters[row.key] = converted;
+	}
+	return filters as SearchFilters;
 }
 
 const RELATIVE = /^(\d+(?:\.\d+)?)\s*(m|min|h|d|w)$/i;

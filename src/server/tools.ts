@@ -8,9 +8,10 @@ import type { Database } from "bun:sqlite";
 import * as v from "valibot";
 import type { Scope } from "../auth/scope.ts";
 import { parseTimeArg, toSearchFilters } from "../query/filters.ts";
+import { FILTER_INPUTS, FILTER_ROWS } from "../query/filter-table.ts";
 import { PiEventsError } from "../errors.ts";
 import type { Freshness } from "../sync/freshness.ts";
-import { BRANCH_STATES, SELECTION_STATES, SEMANTIC_KINDS, type ToolName } from "../model.ts";
+import type { ToolName } from "../model.ts";
 import { renderRead } from "../present/render-read.ts";
 import { freshnessLine, NO_HITS_FORMS, noHitsLine, PICK_ROOT, renderHits, renderSessions, sessionsHead } from "../present/render.ts";
 import { DEFAULT_SESSIONS, listSessions } from "../query/sessions.ts";
@@ -29,7 +30,6 @@ export const TOOL_MAX_LIMIT = 50;
 
 const id = (what: string) => v.pipe(v.string(), v.minLength(1), v.maxLength(200), v.description(what));
 const sessionIdInput = (what: string) => id(`${what} A unique prefix of at least 8 characters also works.`);
-const stringList = (what: string) => v.optional(v.pipe(v.array(v.pipe(v.string(), v.minLength(1), v.maxLength(500))), v.maxLength(20), v.description(what)));
 
 const SearchInput = v.strictObject({
 	query: v.optional(
@@ -42,29 +42,7 @@ const SearchInput = v.strictObject({
 		),
 	),
 	limit: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(TOOL_MAX_LIMIT), v.description("Maximum hits (default 10)"))),
-	sessionId: v.optional(sessionIdInput("Only this session. May be the current session: then only events before this tool call.")),
-	cwd: v.optional(
-		v.pipe(v.string(), v.minLength(1), v.maxLength(4096), v.description("Only sessions started in this directory or below (within your workspace)")),
-	),
-	eventTypes: stringList("Entry types: message, compaction, branch_summary, custom_message, session_info, label, model_change, ..."),
-	kinds: v.optional(v.pipe(v.array(v.picklist(SEMANTIC_KINDS)), v.description("Semantic kinds of the matching text"))),
-	roles: stringList("Message roles: user, assistant, toolResult, bashExecution, custom"),
-	tools: stringList("Tool names: bash, read, edit, write, grep, ..."),
-	since: v.optional(v.pipe(v.string(), v.maxLength(40), v.description("Events at or after: ISO date/time, or relative like 30m, 12h, 7d, 2w"))),
-	until: v.optional(v.pipe(v.string(), v.maxLength(40), v.description("Events before: same forms as since"))),
-	isError: v.optional(v.pipe(v.boolean(), v.description("true: only failures (tool errors, non-zero exits, errored replies); false: only the rest"))),
-	branchStates: v.optional(
-		v.pipe(v.array(v.picklist(BRANCH_STATES)), v.description("selected: on the conversation path that led to the latest entry; alternate: abandoned branches")),
-	),
-	selectionStates: v.optional(
-		v.pipe(
-			v.array(v.picklist(SELECTION_STATES)),
-			v.description("direct: in the model context; summarized: replaced by a compaction summary; not-selected: off-path or removed"),
-		),
-	),
-	files: stringList(
-		"Only events that touched one of these paths or a path under them (read/edit/write calls, summary details); relative paths are relative to your workspace root",
-	),
+	...FILTER_INPUTS,
 	sort: v.optional(v.pipe(v.picklist(SORT_ORDERS), v.description("Hit order: relevance (default), newest or oldest first"))),
 	groupBy: v.optional(v.pipe(v.picklist(["session"]), v.description("session: one hit per session (its best event; otherMatchingEvents counts the rest)"))),
 	exact: v.optional(v.pipe(v.boolean(), v.description("Match words only as typed: no other word forms (crash does not find crashed); off by default"))),
@@ -308,25 +286,7 @@ export const TOOLS: ToolDef[] = [
 		input: SearchInput,
 		output: SearchOutput,
 		run: (args: v.InferOutput<typeof SearchInput>, ctx) => {
-			const filters = toSearchFilters(
-				{
-					sessionIds: args.sessionId ? [args.sessionId] : undefined,
-					cwd: args.cwd,
-					eventTypes: args.eventTypes,
-					kinds: args.kinds,
-					roles: args.roles,
-					tools: args.tools,
-					since: args.since,
-					until: args.until,
-					isError: args.isError,
-					branchStates: args.branchStates,
-					selectionStates: args.selectionStates,
-					files: args.files,
-				},
-				ctx.cwd,
-				ctx.now,
-				ctx.scope.roots?.[0] ?? ctx.cwd,
-			);
+			const filters = toSearchFilters(Object.fromEntries(FILTER_ROWS.map((r) => [r.input, args[r.input]])), ctx.cwd, ctx.now, ctx.scope.roots?.[0] ?? ctx.cwd);
 			const freshness = ctx.refresh();
 			const result = search(new Gate(ctx.db, ctx.scope), {
 				query: args.query ?? "",

@@ -164,7 +164,7 @@ const scopeOf = (c: CallerCase) =>
 		sessionFile: null,
 		toolCallId: null,
 	});
-const filtersOf = (c: CallerCase) => toSearchFilters({ cwd: c.cwdFilter?.(world), sessionIds: c.sessions?.map(idOf) }, "/", Date.now());
+const filtersOf = (c: CallerCase) => toSearchFilters({ cwd: c.cwdFilter?.(world), sessionId: c.sessions?.map(idOf) }, "/", Date.now());
 const names = (sessionIds: Iterable<string>) => [...new Set([...sessionIds].map((id) => nameOf.get(id) ?? `unknown ${id}`))].sort();
 
 /**

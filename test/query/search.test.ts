@@ -337,7 +337,7 @@ describe("filters", () => {
 		const expected = [B(basic.notes.assistantRead), B(basic.notes.assistantEditWrite)].sort();
 		expect(q("session", { sessionIds: [basic.sessionId], files: ["/work/demo/app/src/auth/session.ts"] })).toEqual(expected);
 		expect(q("session", { sessionIds: [basic.sessionId], files: ["/work/demo/app/src/auth"] })).toEqual(expected);
-		const viaCli = toSearchFilters({ files: ["src/auth/session.ts"], sessionIds: [basic.sessionId] }, "/work/demo/app", Date.now());
+		const viaCli = toSearchFilters({ files: ["src/auth/session.ts"], sessionId: [basic.sessionId] }, "/work/demo/app", Date.now());
 		expect(q("session", viaCli)).toEqual(expected);
 	});
 

@@ -5,6 +5,7 @@
  */
 import type { Gate } from "../../gate/gate.ts";
 import { PiEventsError } from "../../errors.ts";
+import { FILTER_ROWS, holds, NARROWING_FLAGS } from "../filter-table.ts";
 import { type ParsedQuery, parseQuery } from "../fts.ts";
 import { type SearchBounds, searchBounds } from "./bounds.ts";
 import { DEFAULT_LIMIT, MAX_LIMIT, type SearchFilters, type SearchRequest, type SortOrder } from "./types.ts";
@@ -45,35 +46,24 @@ export function planSearch(gate: Gate, request: SearchRequest): SearchPlan {
 	};
 }
 
-const NARROWING_FLAGS = "kind, role, tool, error, branch, selection, file, session, since, until, type";
-
 /** Whether the filters narrow a search enough to run without terms (a cwd alone does not). */
 function narrows(f: SearchFilters): boolean {
-	return hasCategoricalFilter(f) || !!f.files?.length || !!f.sessionIds?.length || f.sinceMs !== undefined || f.untilMs !== undefined;
+	return FILTER_ROWS.some((r) => r.narrowsAlone && holds(f, r.key));
 }
 
 /**
  * Whether the request's filters are all of the kind checked on each matching fragment whatever
- * its place in the history (kind, role, tool, event type, error, branch, selection), with at least
- * one: a common word so filtered is searched in a window of the newest sessions, as a phrase of
- * common words is (at 5 GB, `error --kind bash.command` walked all of the word's matches: 330 ms).
- * Not with a time, session, cwd or file filter: those ask for a part of the history that the
- * newest sessions may not hold, so those requests keep every match.
+ * its place in the history (cost class "categorical": kind, role, tool, event type, error, branch,
+ * selection), with at least one: a common word so filtered is searched in a window of the newest
+ * sessions, as a phrase of common words is (at 5 GB, `error --kind bash.command` walked all of the
+ * word's matches: 330 ms). Not with a time, session, cwd or file filter: those ask for a part of the
+ * history that the newest sessions may not hold, so those requests keep every match.
  */
 export function categoricalOnly(f: SearchFilters): boolean {
-	const asksForPart = f.sinceMs !== undefined || f.untilMs !== undefined || !!f.sessionIds?.length || !!f.files?.length || f.cwdPrefix !== undefined;
-	return !asksForPart && hasCategoricalFilter(f);
+	return hasCategoricalFilter(f) && !FILTER_ROWS.some((r) => r.cost !== "categorical" && holds(f, r.key));
 }
 
 /** A filter checked on each matching fragment, whatever its place in the history. */
 export function hasCategoricalFilter(f: SearchFilters): boolean {
-	return (
-		!!f.kinds?.length ||
-		!!f.roles?.length ||
-		!!f.tools?.length ||
-		!!f.eventTypes?.length ||
-		f.isError !== undefined ||
-		!!f.branchStates?.length ||
-		!!f.selectionStates?.length
-	);
+	return FILTER_ROWS.some((r) => r.cost === "categorical" && holds(f, r.key));
 }

@@ -1180,7 +1180,9 @@ export async function statusLines(
 	lines.push(
 		`${label("server")}${command.bin} ${theme.fg("dim", `(from ${command.from}${holder.server && !holder.server.closed ? `, running, pid ${holder.server.pid}` : ""})`)}`,
 	);
-	const [tools, index] = await Promise.allSettled([call("event_sessions", { limit: 1 }), indexStatus(command)]);
+	// The tools' call first: it syncs, so the index's figures that follow include what it added.
+	const [tools] = await Promise.allSettled([call("event_sessions", { limit: 1 })]);
+	const [index] = await Promise.allSettled([indexStatus(command)]);
 	if (index.status === "fulfilled") {
 		const s = index.value;
 		const last = s.lastSync as { at?: number; durationMs?: number } | null | undefined;
@@ -1217,6 +1219,16 @@ export function binaryProblem(command: ServerCommand, env: NodeJS.ProcessEnv): s
 }
 
 const WARNED_KEY = Symbol.for("pi-events/extension-warned");
+
+/** A theme that marks its styling (`\x00color\x01text\x02`, `\x03text\x04`), for applyMarkers later. */
+const MARKER_THEME: Theme = { fg: (color, text) => `\x00${color}\x01${text}\x02`, bold: (text) => `\x03${text}\x04` };
+
+/** MARKER_THEME's marks replaced by `theme`'s styling. */
+function applyMarkers(line: string, theme: Theme): string {
+	return line
+		.replace(/\x03([^\x03\x04]*)\x04/g, (_m, text: string) => theme.bold(text))
+		.replace(/\x00(\w+)\x01([^\x00\x02]*)\x02/g, (_m, color: string, text: string) => theme.fg(color, text));
+}
 
 /** A closing panel of lines (`/events status`). */
 class Panel implements Component {
@@ -1356,12 +1368,12 @@ export default function piEvents(pi: ExtensionAPI): void {
 				return;
 			}
 			if (args === "status") {
-				const plainTheme: Theme = { fg: (_c, t) => t, bold: (t) => t };
-				const lines = await statusLines(context, self, plainTheme, call);
+				// The lines are gathered before pi hands over its theme: styled with markers, coloured in the panel.
+				const lines = await statusLines(context, self, MARKER_THEME, call);
 				await context.ui.custom<null>(
 					(_tui, theme, keys, done) =>
 						new Panel(
-							lines.map((l) => theme.fg("text", l)),
+							lines.map((l) => applyMarkers(l, theme)),
 							theme,
 							keys,
 							done,

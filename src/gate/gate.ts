@@ -74,6 +74,10 @@ import {
 	type TurnEventRow,
 	turnOutcome,
 	turnPrompt,
+	type AnswerRow,
+	type EventTurnRow,
+	turnAnswerRows,
+	turnsOfEvents,
 } from "../store/search.ts";
 import {
 	type BrowseOptions,
@@ -91,7 +95,20 @@ import {
 import { cwdOfIndexedFile } from "../store/status.ts";
 import { pageCacheAtLeast, SPAN_READS_PAGE_CACHE_KIB } from "../store/db.ts";
 
-export type { BrowseSessionRow, CandidateRow, EventRow, FragmentRow, ListedSessionRow, RankedRow, RowidRange, SessionRow, SessionSummaryRow, TurnEventRow };
+export type {
+	AnswerRow,
+	BrowseSessionRow,
+	CandidateRow,
+	EventRow,
+	EventTurnRow,
+	FragmentRow,
+	ListedSessionRow,
+	RankedRow,
+	RowidRange,
+	SessionRow,
+	SessionSummaryRow,
+	TurnEventRow,
+};
 
 /**
  * Capped token counts by index, kept while the index is unchanged: the same words (`the`,
@@ -633,6 +650,28 @@ export class ScopedSearch {
 	/** The turn of a hydrated (so admitted) row: its prompt and outcome, in its own session, before the cutoff. */
 	turnOf(row: CandidateRow): TurnRows | null {
 		return turnOfAdmitted(this.db, this.plan.cutoff, row);
+	}
+
+	/**
+	 * The turns of these events, only those the rule admits and before the cutoff (ranked rows are
+	 * already both; checked again here, as hydration does).
+	 */
+	turnsOfEvents(eventKeys: readonly number[]): Map<number, EventTurnRow> {
+		const clauses = ruleClauses(this.plan.rule);
+		const out = turnsOfEvents(this.db, eventKeys);
+		for (const [key, row] of out) {
+			if (!clausesAdmit(clauses, { cwdReal: row.cwd_real, sessionId: row.session_id }) || !beforeCutoff(this.plan.cutoff, row.session_id, row.seq))
+				out.delete(key);
+		}
+		return out;
+	}
+
+	/** The assistant texts of a turn of an admitted event (turnsOfEvents), before the cutoff in the calling session. */
+	turnAnswers(turn: Pick<EventTurnRow, "session_key" | "session_id" | "turn_seq">): AnswerRow[] {
+		if (turn.turn_seq === null) return [];
+		const cutoff = this.plan.cutoff;
+		const before = cutoff !== null && cutoff.sessionId === turn.session_id ? cutoff.seq : Number.MAX_SAFE_INTEGER;
+		return turnAnswerRows(this.db, turn.session_key, turn.turn_seq, before);
 	}
 
 	/** The semantic kinds of these ranked (so in-scope) fragments. */

@@ -604,3 +604,49 @@ export function turnOutcome(db: Database, sessionKey: number, turnSeq: number, b
 			.get(sessionKey, turnSeq, beforeSeq) as TurnEventRow | null) ?? null
 	);
 }
+
+/** The turn of each of these events (its prompt's append position), by event key. */
+export interface EventTurnRow {
+	event_key: number;
+	session_key: number;
+	session_id: string;
+	cwd_real: string | null;
+	turn_seq: number | null;
+	seq: number;
+}
+
+export function turnsOfEvents(db: Database, eventKeys: readonly number[]): Map<number, EventTurnRow> {
+	const out = new Map<number, EventTurnRow>();
+	if (eventKeys.length === 0) return out;
+	const keys = inList(eventKeys);
+	const rows = db
+		.query(
+			`SELECT e.event_key, e.session_key, s.session_id, s.cwd_real, e.turn_seq, e.seq FROM events e JOIN sessions s ON s.session_key = e.session_key
+			 WHERE e.event_key IN ${keys.sql}`,
+		)
+		.all(...keys.params) as EventTurnRow[];
+	for (const r of rows) out.set(r.event_key, r);
+	return out;
+}
+
+/** A turn's assistant texts (not pi-events' echoes), before `beforeSeq`: what choosing its answer needs. */
+export interface AnswerRow {
+	event_key: number;
+	frag_key: number;
+	seq: number;
+	length: number;
+	selected: number;
+	changes: number;
+}
+
+export function turnAnswerRows(db: Database, sessionKey: number, turnSeq: number, beforeSeq: number): AnswerRow[] {
+	return db
+		.query(
+			`SELECT e.event_key, f.frag_key, e.seq, f.full_length AS length, e.branch_state = 'selected' AS selected,
+			   EXISTS (SELECT 1 FROM event_files ef WHERE ef.event_key = e.event_key AND ef.op = 'changed') AS changes
+			 FROM events e JOIN fragments f ON f.event_key = e.event_key AND f.kind = 'assistant.text' AND f.derived = 0
+			 WHERE e.session_key = ?1 AND e.turn_seq = ?2 AND e.role = 'assistant' AND e.seq < ?3
+			 ORDER BY e.seq LIMIT 200`,
+		)
+		.all(sessionKey, turnSeq, beforeSeq) as AnswerRow[];
+}

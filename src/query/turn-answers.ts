@@ -1,0 +1,114 @@
+/**
+ * Ranking that answers (pure): when the query matches a turn (its prompt, its assistant texts, its
+ * tool calls and their output), the turn's answer ranks as an answer, and the matches are evidence
+ * for it rather than competitors.
+ *
+ * - A turn's **evidence** is what of it matched: its best matching event's relevance, plus a share
+ *   (EVIDENCE_SHARE) of each other matching event's. A turn whose prompt, logs and name all match is
+ *   better evidence than a log that matches alone in a turn that is about something else.
+ * - A turn's **answer** is the assistant text that explains it: the most substantive visible text
+ *   of the turn (its length, up to ANSWER_LENGTH_CAP characters), doubled for the text that goes
+ *   with a change to a file (an edit or a write: that message says what was changed and why), on
+ *   the branch toward the materialized leaf when the turn has one. Not always the last text: a turn
+ *   often ends in a status line ("Done, tests pass.") after the explanation.
+ * - The answer's relevance is at least ANSWER_SHARE of its turn's evidence. When the answer did not
+ *   match the query itself, it joins the candidates, marked as a turn match.
+ */
+import type { SemanticKind } from "../model.ts";
+
+/** How much each matching event of a turn beyond its best adds to the turn's evidence. */
+export const EVIDENCE_SHARE = 0.5;
+/** The answer's relevance as a share of its turn's evidence. */
+export const ANSWER_SHARE = Number(process.env.AS ?? 1.05);
+/** Characters of an assistant text that count towards its substance (a long paste is no better an answer). */
+export const ANSWER_LENGTH_CAP = 1500;
+/** How much the text that goes with a change to a file outweighs another of the same length. */
+export const CHANGE_FACTOR = 2;
+/** Turns of this many best-ranked matching events are considered (the rest cannot reach the top hits). */
+export const TURN_CANDIDATES = 60;
+
+/** A matching event as ranking sees it (relevance: higher is better). */
+export interface TurnMember {
+	eventKey: number;
+	sessionKey: number;
+	/** The append position of its turn's prompt; null before a session's first prompt. */
+	turnSeq: number | null;
+	kind: SemanticKind;
+	relevance: number;
+}
+
+/** An assistant text of a turn that could be its answer. */
+export interface AnswerCandidate {
+	eventKey: number;
+	fragKey: number;
+	seq: number;
+	/** Characters of the text fragment. */
+	length: number;
+	/** The message changes a file (edit or write evidence). */
+	changesFiles: boolean;
+	/** On the branch toward the materialized leaf. */
+	selected: boolean;
+}
+
+export const turnKey = (sessionKey: number, turnSeq: number) => `${sessionKey}:${turnSeq}`;
+
+/** The evidence of each turn among `members` (best first), keyed by turnKey. */
+export function turnEvidence(members: readonly TurnMember[]): Map<string, { sessionKey: number; turnSeq: number; evidence: number; members: TurnMember[] }> {
+	const turns = new Map<string, { sessionKey: number; turnSeq: number; evidence: number; members: TurnMember[] }>();
+	const sorted = [...members].sort((a, b) => b.relevance - a.relevance);
+	for (const m of sorted) {
+		if (m.turnSeq === null) continue;
+		const key = turnKey(m.sessionKey, m.turnSeq);
+		const turn = turns.get(key);
+		if (!turn) turns.set(key, { sessionKey: m.sessionKey, turnSeq: m.turnSeq, evidence: m.relevance, members: [m] });
+		else {
+			turn.evidence += EVIDENCE_SHARE * m.relevance;
+			turn.members.push(m);
+		}
+	}
+	return turns;
+}
+
+/** The turn's answer among its assistant texts (see the module comment); null when it has none. */
+export function answerOf(candidates: readonly AnswerCandidate[]): AnswerCandidate | null {
+	const onLeafBranch = candidates.filter((c) => c.selected);
+	const pool = onLeafBranch.length > 0 ? onLeafBranch : candidates;
+	let best: AnswerCandidate | null = null;
+	let bestWeight = -1;
+	for (const c of pool) {
+		const weight = Math.min(c.length, ANSWER_LENGTH_CAP) * (c.changesFiles ? CHANGE_FACTOR : 1);
+		if (weight > bestWeight || (weight === bestWeight && best !== null && c.seq > best.seq)) {
+			best = c;
+			bestWeight = weight;
+		}
+	}
+	return best;
+}
+
+/** The turn's outcome among its assistant texts: the last on the branch toward the leaf, else the last appended (store/search.ts turnOutcome). */
+export function outcomeOf(candidates: readonly AnswerCandidate[]): AnswerCandidate | null {
+	const onLeafBranch = candidates.filter((c) => c.selected);
+	const pool = onLeafBranch.length > 0 ? onLeafBranch : candidates;
+	let last: AnswerCandidate | null = null;
+	for (const c of pool) if (last === null || c.seq > last.seq) last = c;
+	return last;
+}
+
+/** Kinds that ask (or name) what a turn is about: an answer outranks them. */
+const QUESTION_KINDS: ReadonlySet<SemanticKind> = new Set<SemanticKind>(["user.text", "session.name"]);
+
+/**
+ * The relevance an answer takes from its turn: ANSWER_SHARE of the turn's evidence when what
+ * matched best is the question (the prompt or the session's name: the answer outranks it); when it
+ * is anything else (a log, a call, a text the query quotes), just below that event, which a query
+ * made of its own words finds first.
+ */
+export function answerRelevance(turn: { evidence: number; members: readonly TurnMember[] }, answer: AnswerCandidate): number {
+	const top = turn.members[0]!;
+	const share = turn.members.length >= 2 ? ANSWER_SHARE : Number(process.env.AS1 ?? 0.95);
+	const raised = share * turn.evidence;
+	return QUESTION_KINDS.has(top.kind) ? raised : Math.min(raised, top.relevance * BELOW_EVIDENCE);
+}
+
+/** An answer raised by evidence that is not the question sits just below it. */
+const BELOW_EVIDENCE = 0.999;

@@ -64,6 +64,7 @@ export function renderHits(unsafeHits: Hit[], style: HitStyle): string {
 	hits.forEach((h, i) => {
 		const when = h.timestamp ? h.timestamp.replace("T", " ").slice(0, 16) : "no time";
 		const flags = [
+			h.match === "turn" ? "turn match: its turn holds the words" : null,
 			h.derived ? "derived: a pi-events echo" : null,
 			h.isError ? "error" : null,
 			h.branchState !== "selected" ? h.branchState : null,

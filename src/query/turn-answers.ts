@@ -19,13 +19,22 @@ import type { SemanticKind } from "../model.ts";
 /** How much each matching event of a turn beyond its best adds to the turn's evidence. */
 export const EVIDENCE_SHARE = 0.5;
 /** The answer's relevance as a share of its turn's evidence. */
-export const ANSWER_SHARE = Number(process.env.AS ?? 1.05);
+export const ANSWER_SHARE = 1.05;
+/**
+ * The same when one event alone matched in the turn: the answer then sits just below it. A single
+ * matching prompt or session name is what a query made of its words looks for (the known-item
+ * evaluation: three reports and a session name found by their words fell to rank 2 above this
+ * share); a question with further evidence (its name, its logs, its calls) is what the answer answers.
+ */
+export const SINGLE_EVIDENCE_SHARE = 0.95;
 /** Characters of an assistant text that count towards its substance (a long paste is no better an answer). */
 export const ANSWER_LENGTH_CAP = 1500;
 /** How much the text that goes with a change to a file outweighs another of the same length. */
 export const CHANGE_FACTOR = 2;
 /** Turns of this many best-ranked matching events are considered (the rest cannot reach the top hits). */
 export const TURN_CANDIDATES = 60;
+/** At most this many turns (the best evidence first) have their answer looked up: one short query each. */
+export const TURNS_ANSWERED = 12;
 
 /** A matching event as ranking sees it (relevance: higher is better). */
 export interface TurnMember {
@@ -95,17 +104,17 @@ export function outcomeOf(candidates: readonly AnswerCandidate[]): AnswerCandida
 }
 
 /** Kinds that ask (or name) what a turn is about: an answer outranks them. */
-const QUESTION_KINDS: ReadonlySet<SemanticKind> = new Set<SemanticKind>(["user.text", "session.name"]);
+export const QUESTION_KINDS: ReadonlySet<SemanticKind> = new Set<SemanticKind>(["user.text", "session.name"]);
 
 /**
- * The relevance an answer takes from its turn: ANSWER_SHARE of the turn's evidence when what
- * matched best is the question (the prompt or the session's name: the answer outranks it); when it
- * is anything else (a log, a call, a text the query quotes), just below that event, which a query
- * made of its own words finds first.
+ * The relevance an answer takes from its turn: ANSWER_SHARE of the turn's evidence
+ * (SINGLE_EVIDENCE_SHARE when one event alone matched) when what matched best is the question (the
+ * prompt or the session's name); when it is anything else (a log, a call, a text the query
+ * quotes), just below that event, which a query made of its own words finds first.
  */
-export function answerRelevance(turn: { evidence: number; members: readonly TurnMember[] }, answer: AnswerCandidate): number {
+export function answerRelevance(turn: { evidence: number; members: readonly TurnMember[] }): number {
 	const top = turn.members[0]!;
-	const share = turn.members.length >= 2 ? ANSWER_SHARE : Number(process.env.AS1 ?? 0.95);
+	const share = turn.members.length >= 2 ? ANSWER_SHARE : SINGLE_EVIDENCE_SHARE;
 	const raised = share * turn.evidence;
 	return QUESTION_KINDS.has(top.kind) ? raised : Math.min(raised, top.relevance * BELOW_EVIDENCE);
 }

@@ -162,6 +162,11 @@ const SearchOutput = v.looseObject({
 			contextRole: v.string(),
 			selectionState: v.string(),
 			derived: v.boolean(),
+			match: v.pipe(
+				v.picklist(["event", "turn"]),
+				v.description('"event": the hit\'s text holds every term; "turn": it is its turn\'s answer, the words were found in the turn (foundIn)'),
+			),
+			foundIn: v.optional(v.array(v.looseObject({ term: v.string(), entryIds: v.array(v.string()) }))),
 			turn: v.pipe(
 				v.nullable(v.looseObject({ prompt: TurnEndSchema, outcome: v.nullable(TurnEndSchema) })),
 				v.description("The turn the hit belongs to: its prompt and its outcome (the turn's last assistant text); previews absent for the hit's own event"),

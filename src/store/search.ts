@@ -608,11 +608,13 @@ export function turnOutcome(db: Database, sessionKey: number, turnSeq: number, b
 /** The turn of each of these events (its prompt's append position), by event key. */
 export interface EventTurnRow {
 	event_key: number;
+	entry_id: string;
 	session_key: number;
 	session_id: string;
 	cwd_real: string | null;
 	turn_seq: number | null;
 	seq: number;
+	ts_ms: number | null;
 }
 
 export function turnsOfEvents(db: Database, eventKeys: readonly number[]): Map<number, EventTurnRow> {
@@ -621,7 +623,7 @@ export function turnsOfEvents(db: Database, eventKeys: readonly number[]): Map<n
 	const keys = inList(eventKeys);
 	const rows = db
 		.query(
-			`SELECT e.event_key, e.session_key, s.session_id, s.cwd_real, e.turn_seq, e.seq FROM events e JOIN sessions s ON s.session_key = e.session_key
+			`SELECT e.event_key, e.entry_id, e.session_key, s.session_id, s.cwd_real, e.turn_seq, e.seq, e.ts_ms FROM events e JOIN sessions s ON s.session_key = e.session_key
 			 WHERE e.event_key IN ${keys.sql}`,
 		)
 		.all(...keys.params) as EventTurnRow[];

@@ -37,7 +37,8 @@ beforeAll(() => {
 			assistantEntry("a3", "a2", t(5), "Done, tests pass."),
 			// Rewound to a2 and tried another ending, then went back: the abandoned one is not the outcome.
 			assistantEntry("x1", "a2", t(6), "An abandoned ending that mentions celery."),
-			userEntry("u2", "a3", t(7), "ok, ship it"),
+			{ type: "session_info", id: "n1", parentId: "a3", timestamp: t(6), name: "Celery jobs run twice" },
+			userEntry("u2", "n1", t(7), "ok, ship it"),
 			assistantEntry("a4", "u2", t(8), "Shipped."),
 		],
 	});
@@ -58,6 +59,30 @@ beforeAll(() => {
 			],
 		});
 	}
+	// A problem taken up again: F's fix did not hold; G, two weeks later, finds the cause.
+	const later = (s: number) => new Date(Date.UTC(2026, 9, 15, 10, 0, s)).toISOString();
+	writeSession(sessions, {
+		id: "0000000f-0000-4000-8000-000000000000",
+		cwd: "/work/app",
+		entries: [
+			userEntry("f1", null, t(30), "The nightly export job fails with a lock timeout, please look"),
+			assistantEntry("f2", "f1", t(31), "I raised the lock timeout from 5 to 30 seconds in the export settings; that should give the job room."),
+			assistantEntry("f3", "f2", t(32), "Done."),
+		],
+	});
+	writeSession(sessions, {
+		id: "00000010-0000-4000-8000-000000000000",
+		cwd: "/work/app",
+		entries: [
+			userEntry("g1", null, later(1), "The nightly export job fails again with a lock timeout"),
+			assistantEntry(
+				"g2",
+				"g1",
+				later(2),
+				"The real cause: the vacuum cron starts at the same minute and holds the table lock for 40 seconds. I moved the export to 02:30.",
+			),
+		],
+	});
 	// The calling session: the search runs in c2's tool call; c3 comes after it.
 	writeSession(sessions, {
 		id: "0000000e-0000-4000-8000-000000000000",
@@ -73,6 +98,46 @@ beforeAll(() => {
 });
 
 afterAll(() => index?.close());
+
+describe("ranking that answers", () => {
+	test("a turn whose question matched with more evidence (its name too): its explanation first, as a turn match saying where the words were", () => {
+		const hits = run(index.db, "celery twice", { sessionIds: [A] }).hits;
+		expect(hits[0]!.entryId).toBe("a2");
+		expect(hits[0]!.match).toBe("turn");
+		expect(hits[0]!.foundIn).toEqual([
+			{ term: "celery", entryIds: expect.arrayContaining(["u1", "n1"]) },
+			{ term: "twice", entryIds: expect.arrayContaining(["u1", "n1"]) },
+		]);
+		// The question and the name follow as event matches; the turn's status line is the outcome, not a hit.
+		expect(
+			hits
+				.slice(1, 3)
+				.map((h) => h.entryId)
+				.sort(),
+		).toEqual(["n1", "u1"]);
+		for (const h of hits.slice(1)) expect(h.match).toBe("event");
+	});
+
+	test("a question that alone matched stays first: its explanation follows it", () => {
+		const hits = run(index.db, "jobs countdown", { sessionIds: [A] }).hits;
+		expect(hits.map((h) => h.entryId).slice(0, 2)).toEqual(["u1", "a2"]);
+		expect(hits[1]!.match).toBe("turn");
+	});
+
+	test("a turn that ends in its answer adds nothing: its hits carry the answer as their outcome", () => {
+		const hits = run(index.db, "worker module", { sessionIds: [B] }).hits;
+		expect(hits.every((h) => h.match === "event")).toBe(true);
+	});
+
+	test("a problem taken up again in a later session: the later session's turn ranks first", () => {
+		const hits = run(index.db, "nightly export lock timeout", {}, { scope: { roots: ["/work/app"], current: null } }).hits;
+		expect(hits[0]!.entryId).toBe("g1");
+		expect(hits[0]!.turn?.outcome?.entryId).toBe("g2");
+		// Alone, the earlier session's question is first.
+		const alone = run(index.db, "nightly export lock timeout", { sessionIds: ["0000000f-0000-4000-8000-000000000000"] }).hits;
+		expect(alone[0]!.entryId).toBe("f1");
+	});
+});
 
 describe("hit.turn", () => {
 	test("a tool result's turn: its prompt and the turn's last visible text on the branch toward the leaf, previews marked and bounded", () => {

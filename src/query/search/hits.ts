@@ -12,6 +12,7 @@ import { type SignalTerm, snippetTokens, type TextWords } from "../relevance.ts"
 import { makeSnippet } from "../snippet.ts";
 import { fragmentTexts } from "../source-text.ts";
 import { turnsOf } from "../turns.ts";
+import type { TurnMatches } from "./answers.ts";
 import type { Hit } from "./types.ts";
 
 /** What reading and marking text needs, shared by one search's stages (each caches what it learns). */
@@ -35,6 +36,8 @@ export interface HitContext {
 	eventsPerSession: Map<number, number> | null;
 	/** Where the hits' turns are read (the gate's scoped search or browse). */
 	turns: { turnOf(row: CandidateRow): TurnRows | null };
+	/** Hits that are there for their turn (answers.ts), with the turn's events that held the words. */
+	turnMatches?: TurnMatches;
 }
 
 /** The hits of the selected rows, ranked from 1 in their order, each with its turn. */
@@ -44,6 +47,11 @@ export function buildHits(rows: readonly CandidateRow[], ctx: HitContext): Hit[]
 		const body = ctx.texts.has(row.frag_key) ? (ctx.texts.get(row.frag_key) ?? null) : fragmentText(row, ctx.tools.files);
 		const hit = toHit(row, ctx.matched.get(row.event_key) ?? 1, body, ctx, i + 1);
 		hit.turn = turns[i] ?? null;
+		const byTurn = ctx.turnMatches?.get(row.event_key);
+		if (byTurn) {
+			hit.match = "turn";
+			hit.foundIn = ctx.terms.map((t) => ({ term: t.text, entryIds: byTurn.entryIds }));
+		}
 		if (ctx.eventsPerSession !== null) hit.otherMatchingEvents = (ctx.eventsPerSession.get(row.session_key) ?? 1) - 1;
 		return hit;
 	});
@@ -95,6 +103,7 @@ function toHit(row: CandidateRow, matched: number, body: string | null, ctx: Hit
 		selectionState: row.selection_state,
 		matchedFragments: matched,
 		derived: row.derived === 1,
+		match: "event",
 		turn: null,
 	};
 }

@@ -70,7 +70,7 @@ export function betterEvidence(r: RankedRow, seen: RankedRow | undefined): boole
 	return !seen || r.relevance > seen.relevance || (r.relevance === seen.relevance && r.frag_key > seen.frag_key);
 }
 
-function bestPerEvent(ranked: RankedRow[]): RankedRow[] {
+export function bestPerEvent(ranked: RankedRow[]): RankedRow[] {
 	const best = new Map<number, RankedRow>();
 	for (const r of ranked) if (betterEvidence(r, best.get(r.event_key))) best.set(r.event_key, r);
 	return [...best.values()];

@@ -17,6 +17,7 @@ import { SourceFiles } from "../../source/read.ts";
 import type { ParsedQuery } from "../fts.ts";
 import { TextWords } from "../relevance.ts";
 
+import { answerTurns } from "./answers.ts";
 import { type Candidates, findCandidates } from "./candidates.ts";
 import { explainEmpty, notEmpty, nothingInScope } from "./explain.ts";
 import { filterOnlySearch } from "./filter-only.ts";
@@ -73,6 +74,9 @@ function searchTerms(gate: Gate, plan: SearchPlan & { query: ParsedQuery }, tool
 	const candidates = findCandidates(scoped, plan);
 	scoreCandidates(scoped, plan.query, candidates);
 	const texts = plan.sort === "relevance" ? rerank(scoped, candidates.rows, plan.query.terms, tools) : new Map<number, string | null>();
+	// By relevance, each matched turn's answer ranks with its turn's evidence (grouped, a session is its first event).
+	// Only without a filter on what a hit is (kind, role, tool, type, error, branch, file, time): an answer must pass them too.
+	const turnMatches = plan.sort === "relevance" && !plan.grouped && !filtersHits(plan.filters) ? answerTurns(scoped, candidates.rows) : new Map();
 	const ordered = orderEvents(candidates.rows, plan);
 	const rows = selectEvents(scoped, ordered.units, plan.limit, plan.sort === "relevance", plan.grouped);
 	const coverage = termsCoverage(scoped, plan, candidates, ordered, rows.length);
@@ -88,6 +92,7 @@ function searchTerms(gate: Gate, plan: SearchPlan & { query: ParsedQuery }, tool
 		best,
 		eventsPerSession: plan.grouped ? ordered.eventsPerSession : null,
 		turns: scoped,
+		turnMatches,
 	});
 	return { hits, coverage, elapsedMs: performance.now() - started };
 }
@@ -105,4 +110,20 @@ function termsCoverage(scoped: ScopedSearch, plan: SearchPlan & { query: ParsedQ
 		ignoredTerms: plan.query.ignored,
 		...(hits > 0 ? notEmpty() : explainEmpty(scoped, plan.query, found.counted, found.window)),
 	};
+}
+
+/** Whether the filters ask something of each hit beyond its session (its kind, role, tool, type, error, branch, files or time). */
+function filtersHits(f: SearchPlan["filters"]): boolean {
+	return (
+		!!f.kinds?.length ||
+		!!f.roles?.length ||
+		!!f.tools?.length ||
+		!!f.eventTypes?.length ||
+		f.isError !== undefined ||
+		!!f.branchStates?.length ||
+		!!f.selectionStates?.length ||
+		!!f.files?.length ||
+		f.sinceMs !== undefined ||
+		f.untilMs !== undefined
+	);
 }

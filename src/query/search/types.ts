@@ -76,6 +76,13 @@ export interface Hit {
 	 * bounded previews except for the hit's own event; null before a session's first prompt.
 	 */
 	turn: HitTurn | null;
+	/**
+	 * "event": the hit's own text holds every query term. "turn": the hit is there for its turn: it
+	 * is the turn's answer, and the words were found in other events of the turn (`foundIn`).
+	 */
+	match: "event" | "turn";
+	/** With match "turn": for each query term, the events of the hit's turn that hold it. */
+	foundIn?: { term: string; entryIds: string[] }[];
 }
 
 export interface SearchCoverage {

@@ -187,13 +187,15 @@ test("the dependency scanner sees every import form", () => {
 });
 
 test("authorization is enforced in one place: only the gate reads the store for query/, sync/freshness and the shells' reads", () => {
-	// The raw read-side store modules are imported by the gate and the indexer only.
+	// The raw read-side store modules are imported by the gate (gate.ts, and its turn reads in
+	// turns.ts, which apply the same rule and cutoff) and the indexer only.
+	const raw = ["store/events.ts", "store/search.ts", "store/caller.ts", "store/listing.ts", "store/turns.ts"];
 	const readers = files
-		.filter((f) => dependencies(f).some((d) => d === "store/events.ts" || d === "store/search.ts" || d === "store/caller.ts" || d === "store/listing.ts"))
+		.filter((f) => dependencies(f).some((d) => raw.includes(d)))
 		.map(rel)
 		.filter((r) => !r.startsWith("store/"))
 		.sort();
-	expect(readers).toEqual(["gate/gate.ts"]);
+	expect(readers).toEqual(["gate/gate.ts", "gate/turns.ts"]);
 });
 
 /** Every module `file` runs with: its value imports, theirs, and so on (type-only imports carry no code). */
@@ -247,7 +249,7 @@ const FILE_SIZE_EXCEPTIONS: Record<string, number> = {
 	"server/stdio.ts": 383,
 	"server/tools.ts": 426,
 	"store/db.ts": 660,
-	"store/search.ts": 606,
+	"store/search.ts": 560,
 	"store/write.ts": 513,
 	"sync/check.ts": 324,
 	"sync/sync-file.ts": 333,

@@ -71,13 +71,6 @@ import {
 	fileEventSpans,
 	type SqlFilters,
 	termOccurrences,
-	type TurnEventRow,
-	turnOutcome,
-	turnPrompt,
-	type AnswerRow,
-	type EventTurnRow,
-	turnAnswerRows,
-	turnsOfEvents,
 } from "../store/search.ts";
 import {
 	type BrowseOptions,
@@ -94,21 +87,10 @@ import {
 } from "../store/listing.ts";
 import { cwdOfIndexedFile } from "../store/status.ts";
 import { pageCacheAtLeast, SPAN_READS_PAGE_CACHE_KIB } from "../store/db.ts";
+import { TurnReads } from "./turns.ts";
 
-export type {
-	AnswerRow,
-	BrowseSessionRow,
-	CandidateRow,
-	EventRow,
-	EventTurnRow,
-	FragmentRow,
-	ListedSessionRow,
-	RankedRow,
-	RowidRange,
-	SessionRow,
-	SessionSummaryRow,
-	TurnEventRow,
-};
+export type { BrowseSessionRow, CandidateRow, EventRow, FragmentRow, ListedSessionRow, RankedRow, RowidRange, SessionRow, SessionSummaryRow };
+export type { AnswerRow, EventTurnRow, TurnEventRow, TurnReads, TurnRows } from "./turns.ts";
 
 /**
  * Capped token counts by index, kept while the index is unchanged: the same words (`the`,
@@ -407,23 +389,6 @@ function hydrateAdmitted(db: Database, store: EventStore, rule: SessionRule, cut
 	return rows;
 }
 
-/** A hit's turn as read from the index: the prompt (null when the cutoff hides it) and the outcome. */
-export interface TurnRows {
-	prompt: TurnEventRow | null;
-	outcome: TurnEventRow | null;
-}
-
-/**
- * The turn of a row the gate admitted: only rows of the same session (the row's session key), and
- * in the calling session only before the invocation cutoff. Null when the row has no turn.
- */
-function turnOfAdmitted(db: Database, cutoff: Cutoff | null, row: CandidateRow): TurnRows | null {
-	if (row.turn_seq === null) return null;
-	const before = cutoff !== null && cutoff.sessionId === row.session_id ? cutoff.seq : Number.MAX_SAFE_INTEGER;
-	if (row.turn_seq >= before) return null;
-	return { prompt: turnPrompt(db, row.session_key, row.turn_seq, before), outcome: turnOutcome(db, row.session_key, row.turn_seq, before) };
-}
-
 /**
  * A filter-only search inside the gate: the admitted sessions (the rule as SQL, each row checked
  * again), and the filtered fragments of those sessions only (the cutoff among the filters).
@@ -475,8 +440,9 @@ export class ScopedBrowse {
 		return hydrateAdmitted(this.db, this.store, this.plan.rule, this.plan.cutoff, ranked);
 	}
 
-	turnOf(row: CandidateRow): TurnRows | null {
-		return turnOfAdmitted(this.db, this.plan.cutoff, row);
+	/** The turns of hydrated (so admitted) rows, in their own sessions, before the cutoff (gate/turns.ts). */
+	turns(): TurnReads {
+		return new TurnReads(this.db, this.plan.rule, this.plan.cutoff);
 	}
 }
 
@@ -647,31 +613,9 @@ export class ScopedSearch {
 		return hydrateAdmitted(this.db, this.store, this.plan.rule, this.plan.cutoff, ranked);
 	}
 
-	/** The turn of a hydrated (so admitted) row: its prompt and outcome, in its own session, before the cutoff. */
-	turnOf(row: CandidateRow): TurnRows | null {
-		return turnOfAdmitted(this.db, this.plan.cutoff, row);
-	}
-
-	/**
-	 * The turns of these events, only those the rule admits and before the cutoff (ranked rows are
-	 * already both; checked again here, as hydration does).
-	 */
-	turnsOfEvents(eventKeys: readonly number[]): Map<number, EventTurnRow> {
-		const clauses = ruleClauses(this.plan.rule);
-		const out = turnsOfEvents(this.db, eventKeys);
-		for (const [key, row] of out) {
-			if (!clausesAdmit(clauses, { cwdReal: row.cwd_real, sessionId: row.session_id }) || !beforeCutoff(this.plan.cutoff, row.session_id, row.seq))
-				out.delete(key);
-		}
-		return out;
-	}
-
-	/** The assistant texts of a turn of an admitted event (turnsOfEvents), before the cutoff in the calling session. */
-	turnAnswers(turn: Pick<EventTurnRow, "session_key" | "session_id" | "turn_seq">): AnswerRow[] {
-		if (turn.turn_seq === null) return [];
-		const cutoff = this.plan.cutoff;
-		const before = cutoff !== null && cutoff.sessionId === turn.session_id ? cutoff.seq : Number.MAX_SAFE_INTEGER;
-		return turnAnswerRows(this.db, turn.session_key, turn.turn_seq, before);
+	/** The turns of hydrated or ranked (so admitted) rows, in their own sessions, before the cutoff (gate/turns.ts). */
+	turns(): TurnReads {
+		return new TurnReads(this.db, this.plan.rule, this.plan.cutoff);
 	}
 
 	/** The semantic kinds of these ranked (so in-scope) fragments. */

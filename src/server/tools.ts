@@ -21,6 +21,7 @@ import { MAX_NEIGHBOURS, MAX_WINDOW, readEvent } from "../query/read.ts";
 import { renderTurn } from "../present/render-turn.ts";
 import { DEFAULT_TURN_BYTES, MAX_NEXT_TURNS, MAX_TURN_BYTES, MIN_TURN_BYTES, readTurn } from "../query/turn-read.ts";
 import { SORT_ORDERS, search } from "../query/search/search.ts";
+import { HIT_ANSWER_FIELDS } from "./hit-schema.ts";
 import { traceEvent } from "../query/trace.ts";
 
 /** pi's own limit for tool output. */
@@ -138,8 +139,6 @@ const ScopeSchema = v.looseObject({
 });
 const FreshnessSchema = v.looseObject({ synced: v.boolean(), pendingFiles: v.number(), problems: v.array(v.string()) });
 
-const TurnEndSchema = v.looseObject({ entryId: v.string(), preview: v.optional(v.string()), highlights: v.optional(v.array(v.array(v.number()))) });
-
 const SearchOutput = v.looseObject({
 	hits: v.array(
 		v.looseObject({
@@ -162,15 +161,7 @@ const SearchOutput = v.looseObject({
 			contextRole: v.string(),
 			selectionState: v.string(),
 			derived: v.boolean(),
-			match: v.pipe(
-				v.picklist(["event", "turn"]),
-				v.description('"event": the hit\'s text holds every term; "turn": it is its turn\'s answer, the words were found in the turn (foundIn)'),
-			),
-			foundIn: v.optional(v.array(v.looseObject({ term: v.string(), entryIds: v.array(v.string()) }))),
-			turn: v.pipe(
-				v.nullable(v.looseObject({ prompt: TurnEndSchema, outcome: v.nullable(TurnEndSchema) })),
-				v.description("The turn the hit belongs to: its prompt and its outcome (the turn's last assistant text); previews absent for the hit's own event"),
-			),
+			...HIT_ANSWER_FIELDS,
 		}),
 	),
 	freshness: FreshnessSchema,

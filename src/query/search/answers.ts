@@ -19,7 +19,8 @@ export function answerTurns(scoped: ScopedSearch, rows: RankedRow[]): TurnMatche
 	const added: TurnMatches = new Map();
 	const best = bestPerEvent(rows).sort(byRelevance).slice(0, TURN_CANDIDATES);
 	if (best.length === 0) return added;
-	const turns = scoped.turnsOfEvents(best.map((r) => r.event_key));
+	const reads = scoped.turns();
+	const turns = reads.turnsOfEvents(best.map((r) => r.event_key));
 	const kindOf = scoped.kinds(best);
 	const members: TurnMember[] = [];
 	for (const r of best) {
@@ -31,7 +32,7 @@ export function answerTurns(scoped: ScopedSearch, rows: RankedRow[]): TurnMatche
 	const evidence = [...turnEvidence(members).values()].sort((a, b) => b.evidence - a.evidence).slice(0, TURNS_ANSWERED);
 	const answered = evidence.map((turn) => ({
 		turn,
-		texts: scoped.turnAnswers(turns.get(turn.members[0]!.eventKey)!).map((a) => ({
+		texts: reads.turnAnswers(turns.get(turn.members[0]!.eventKey)!).map((a) => ({
 			eventKey: a.event_key,
 			fragKey: a.frag_key,
 			seq: a.seq,

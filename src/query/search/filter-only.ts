@@ -176,7 +176,7 @@ function answer(
 		tools: hitTools,
 		best,
 		eventsPerSession: plan.grouped ? perSession : null,
-		turns: browse ?? NO_TURNS,
+		turns: browse?.turns() ?? NO_TURNS,
 	});
 	const coverage: SearchCoverage = {
 		mode: read.mode,

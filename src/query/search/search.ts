@@ -91,7 +91,7 @@ function searchTerms(gate: Gate, plan: SearchPlan & { query: ParsedQuery }, tool
 		tools,
 		best,
 		eventsPerSession: plan.grouped ? ordered.eventsPerSession : null,
-		turns: scoped,
+		turns: scoped.turns(),
 		turnMatches,
 	});
 	return { hits, coverage, elapsedMs: performance.now() - started };

@@ -1,0 +1,100 @@
+/**
+ * The index's turn reads (events.turn_seq, schema 22): a hit's prompt and outcome, the turns of
+ * ranked events and a turn's assistant texts. Callers (the gate) apply the scope and the cutoff.
+ */
+import type { Database } from "bun:sqlite";
+import { inList } from "./in-list.ts";
+
+/** An event of a hit's turn (its prompt or its outcome) with the locator of its text fragment. */
+export interface TurnEventRow {
+	event_key: number;
+	entry_id: string;
+	seq: number;
+	parent_id: string | null;
+	byte_offset: number;
+	byte_length: number;
+	content_hash: string;
+	/** The text fragment shown as the preview (null: a prompt without text, an image alone). */
+	fragment_id: string | null;
+	frag_key: number | null;
+}
+
+const TURN_EVENT_COLUMNS = "e.event_key, e.entry_id, e.seq, e.parent_id, e.byte_offset, e.byte_length, e.content_hash, f.fragment_id, f.frag_key";
+
+/** The prompt that starts a turn (the event at append position `turnSeq`) with its first text, if before `beforeSeq`. */
+export function turnPrompt(db: Database, sessionKey: number, turnSeq: number, beforeSeq: number): TurnEventRow | null {
+	return (
+		(db
+			.query(
+				`SELECT ${TURN_EVENT_COLUMNS} FROM events e LEFT JOIN fragments f ON f.event_key = e.event_key AND f.kind = 'user.text'
+				 WHERE e.session_key = ?1 AND e.seq = ?2 AND e.seq < ?3 ORDER BY f.frag_key LIMIT 1`,
+			)
+			.get(sessionKey, turnSeq, beforeSeq) as TurnEventRow | null) ?? null
+	);
+}
+
+/**
+ * A turn's outcome: its last assistant message with visible text (its last text block), before
+ * `beforeSeq`. When the turn forks, the branch toward the materialized leaf (branch_state
+ * "selected") wins; a turn with no entry on it (an abandoned branch) takes the latest appended.
+ * One seek of events_turn_answers, then the turn's assistant messages, newest first.
+ */
+export function turnOutcome(db: Database, sessionKey: number, turnSeq: number, beforeSeq: number): TurnEventRow | null {
+	return (
+		(db
+			.query(
+				`SELECT ${TURN_EVENT_COLUMNS} FROM events e JOIN fragments f ON f.event_key = e.event_key AND f.kind = 'assistant.text'
+				 WHERE e.session_key = ?1 AND e.turn_seq = ?2 AND e.role = 'assistant' AND e.seq < ?3
+				 ORDER BY e.branch_state = 'selected' DESC, e.seq DESC, f.frag_key DESC LIMIT 1`,
+			)
+			.get(sessionKey, turnSeq, beforeSeq) as TurnEventRow | null) ?? null
+	);
+}
+
+/** The turn of each of these events (its prompt's append position), by event key. */
+export interface EventTurnRow {
+	event_key: number;
+	entry_id: string;
+	session_key: number;
+	session_id: string;
+	cwd_real: string | null;
+	turn_seq: number | null;
+	seq: number;
+	ts_ms: number | null;
+}
+
+export function turnsOfEvents(db: Database, eventKeys: readonly number[]): Map<number, EventTurnRow> {
+	const out = new Map<number, EventTurnRow>();
+	if (eventKeys.length === 0) return out;
+	const keys = inList(eventKeys);
+	const rows = db
+		.query(
+			`SELECT e.event_key, e.entry_id, e.session_key, s.session_id, s.cwd_real, e.turn_seq, e.seq, e.ts_ms FROM events e JOIN sessions s ON s.session_key = e.session_key
+			 WHERE e.event_key IN ${keys.sql}`,
+		)
+		.all(...keys.params) as EventTurnRow[];
+	for (const r of rows) out.set(r.event_key, r);
+	return out;
+}
+
+/** A turn's assistant texts (not pi-events' echoes), before `beforeSeq`: what choosing its answer needs. */
+export interface AnswerRow {
+	event_key: number;
+	frag_key: number;
+	seq: number;
+	length: number;
+	selected: number;
+	changes: number;
+}
+
+export function turnAnswerRows(db: Database, sessionKey: number, turnSeq: number, beforeSeq: number): AnswerRow[] {
+	return db
+		.query(
+			`SELECT e.event_key, f.frag_key, e.seq, f.full_length AS length, e.branch_state = 'selected' AS selected,
+			   EXISTS (SELECT 1 FROM event_files ef WHERE ef.event_key = e.event_key AND ef.op = 'changed') AS changes
+			 FROM events e JOIN fragments f ON f.event_key = e.event_key AND f.kind = 'assistant.text' AND f.derived = 0
+			 WHERE e.session_key = ?1 AND e.turn_seq = ?2 AND e.role = 'assistant' AND e.seq < ?3
+			 ORDER BY e.seq LIMIT 200`,
+		)
+		.all(sessionKey, turnSeq, beforeSeq) as AnswerRow[];
+}

@@ -49,6 +49,20 @@ const stringList = (what: string) => v.optional(v.pipe(v.array(v.pipe(v.string()
 const sessionIdInput = (what: string) =>
 	v.pipe(v.string(), v.minLength(1), v.maxLength(200), v.description(`${what} A unique prefix of at least 8 characters also works.`));
 
+/** A tree-state filter: a comma-separated list of one state vocabulary's values. */
+const stateListRow = <T extends string>(key: keyof SearchFilters, flag: string, what: string, states: readonly [T, ...T[]], description: string) =>
+	row({
+		key,
+		flag,
+		form: "list",
+		help: `${what}, comma-separated (${states.join(", ")})`,
+		valueHint: "states",
+		allowed: states,
+		schema: v.optional(v.pipe(v.array(v.picklist(states)), v.description(description))),
+		cost: "categorical",
+		narrowsAlone: true,
+	});
+
 /** The filters, by tool input name, in the order the CLI's help and the tool's schema list them. */
 export const FILTERS = {
 	sessionId: row({
@@ -144,38 +158,20 @@ export const FILTERS = {
 		cost: "categorical",
 		narrowsAlone: true,
 	}),
-	branchStates: row({
-		key: "branchStates",
-		flag: "branch",
-		form: "list",
-		help: `Branch states, comma-separated (${BRANCH_STATES.join(", ")})`,
-		valueHint: "states",
-		allowed: BRANCH_STATES,
-		schema: v.optional(
-			v.pipe(
-				v.array(v.picklist(BRANCH_STATES)),
-				v.description("selected: on the conversation path that led to the latest entry; alternate: abandoned branches"),
-			),
-		),
-		cost: "categorical",
-		narrowsAlone: true,
-	}),
-	selectionStates: row({
-		key: "selectionStates",
-		flag: "selection",
-		form: "list",
-		help: `Selection states, comma-separated (${SELECTION_STATES.join(", ")})`,
-		valueHint: "states",
-		allowed: SELECTION_STATES,
-		schema: v.optional(
-			v.pipe(
-				v.array(v.picklist(SELECTION_STATES)),
-				v.description("direct: in the model context; summarized: replaced by a compaction summary; not-selected: off-path or removed"),
-			),
-		),
-		cost: "categorical",
-		narrowsAlone: true,
-	}),
+	branchStates: stateListRow(
+		"branchStates",
+		"branch",
+		"Branch states",
+		BRANCH_STATES,
+		"selected: on the conversation path that led to the latest entry; alternate: abandoned branches",
+	),
+	selectionStates: stateListRow(
+		"selectionStates",
+		"selection",
+		"Selection states",
+		SELECTION_STATES,
+		"direct: in the model context; summarized: replaced by a compaction summary; not-selected: off-path or removed",
+	),
 	files: row({
 		key: "files",
 		flag: "file",

@@ -1,30 +1,24 @@
 /** Bounded event metadata with a short preview: what reads, traces and neighbours return per node. */
 import type { EventRow, VisibleSession } from "../gate/gate.ts";
+import type { EventRecord } from "../model.ts";
 import { isoTime } from "../project/projector.ts";
 import { fragmentTexts } from "./source-text.ts";
 
 const PREVIEW_CHARS = 160;
 
-export interface EventView {
+/** The event's identity and recorded facts as projected (model.ts), with its tree state and a preview. */
+export type EventView = Pick<
+	EventRecord,
+	"entryId" | "idDerived" | "parentId" | "seq" | "eventType" | "role" | "toolName" | "toolCallId" | "customType" | "isError" | "exitCode"
+> & {
 	sessionId: string;
-	entryId: string;
-	idDerived: boolean;
-	parentId: string | null;
-	seq: number;
-	eventType: string;
-	role: string | null;
-	toolName: string | null;
-	toolCallId: string | null;
-	customType: string | null;
 	timestamp: string | null;
-	isError: boolean | null;
-	exitCode: number | null;
 	branchState: string;
 	contextRole: string;
 	selectionState: string;
 	/** The first characters of the event's first fragment (whitespace normalised, from the source), or null. */
 	preview: string | null;
-}
+};
 
 export function eventView(e: EventRow, visible: VisibleSession): EventView {
 	const session = visible.row;

@@ -83,6 +83,7 @@ export function renderHits(unsafeHits: Hit[], style: HitStyle): string {
 		out.push(`   ${ansi("2", `${h.sessionId} ${h.entryId} ${h.fragmentId}${style.paths ? `  ${h.sessionFile}:${h.line}` : ""}`, style)}`);
 		const outcome = outcomeLine(h, shown, style);
 		if (outcome) out.push(`   ${outcome}`);
+		if (h.duplicates) out.push(`   ${ansi("2", copiesLine(h.duplicates), style)}`);
 		shown.set(`${h.sessionId}\u0000${h.entryId}`, i + 1);
 		const end = h.turn?.outcome;
 		if (end) shown.set(`${h.sessionId}\u0000${end.entryId}`, shown.get(`${h.sessionId}\u0000${end.entryId}`) ?? i + 1);
@@ -112,6 +113,12 @@ function clip(text: string, highlights: readonly Highlight[], max: number): { te
 	const space = text.lastIndexOf(" ", max - 1);
 	const cut = space > max - 20 ? space : max - 1;
 	return { text: `${text.slice(0, cut)}…`, highlights: highlights.filter(([, end]) => end <= cut) };
+}
+
+/** The copies folded into a hit: how many, and the first few by id. */
+function copiesLine(d: NonNullable<Hit["duplicates"]>): string {
+	const listed = d.ids.slice(0, 3).map((c) => `${c.sessionId} ${c.entryId}`);
+	return `= ${d.count} identical cop${d.count === 1 ? "y" : "ies"} folded in: ${listed.join(", ")}${d.count > listed.length ? ", …" : ""}`;
 }
 
 /** A cwd as shown beside a hit: relative to the root when under it, nothing when it is the root. */

@@ -3,7 +3,8 @@
  * in three sessions, the same CI log pulled twice) is folded into that hit's `duplicates`.
  *
  * Only output is folded (tool results and shell output): a copy there is the same bytes fetched
- * again, and says nothing the first did not. Conversation and calls are not: the same prompt ("ok,
+ * again, and says nothing the first did not. pi-events' own echoes are never folded (they are shown
+ * only when asked for, and then each as it is). Conversation and calls are not: the same prompt ("ok,
  * fix it") or the same call in two turns are two moments, each with a turn of its own.
  */
 import type { SemanticKind } from "../model.ts";
@@ -25,6 +26,8 @@ interface Foldable {
 	session_id: string;
 	entry_id: string;
 	kind: SemanticKind;
+	/** 1: an echo of pi-events itself (shown only when asked for, and then as it is): never folded. */
+	derived: number;
 }
 
 /**
@@ -38,7 +41,7 @@ export function foldCopies<R extends Foldable>(rows: readonly R[], textOf: (row:
 	const kept: R[] = [];
 	const duplicates = new Map<number, Duplicates>();
 	for (const row of rows) {
-		const text = FOLDED_KINDS.has(row.kind) ? textOf(row) : null;
+		const text = FOLDED_KINDS.has(row.kind) && row.derived === 0 ? textOf(row) : null;
 		const key = text === null ? null : `${row.kind}\u0000${text}`;
 		const original = key === null ? undefined : firstByText.get(key);
 		if (original === undefined) {

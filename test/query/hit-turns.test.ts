@@ -189,6 +189,29 @@ describe("hit.turn", () => {
 	});
 });
 
+describe("copies fold into the best-ranked hit (issue 34 item 6)", () => {
+	const APP: Scope = { roots: ["/work/app"], current: null };
+	test("the same output read in three sessions is one hit with its in-scope copies; a copy outside the scope is not counted", () => {
+		const hits = run(index.db, "quarkflux", {}, { scope: APP }).hits;
+		expect(hits.length).toBe(1);
+		expect(hits[0]!.duplicates?.count).toBe(2);
+		const all = [hits[0]!, ...hits[0]!.duplicates!.ids].map((h) => `${h.sessionId}/${h.entryId}`).sort();
+		expect(all).toEqual([`${A}/r1`, `${B}/s1`, `${C}/s1`]);
+		// Unscoped, the copy in /work/elsewhere counts too.
+		expect(run(index.db, "quarkflux").hits[0]!.duplicates?.count).toBe(3);
+		expect(renderHits(hits, { color: false })).toContain("= 2 identical copies folded in:");
+	});
+
+	test("only output folds: the same prompt in two sessions stays two hits (two turns); a smaller limit gives a prefix", () => {
+		const hits = run(index.db, "look worker module", {}, { scope: APP }).hits;
+		expect(hits.filter((h) => h.entryId === "v1").length).toBe(2);
+		expect(hits.every((h) => h.duplicates === undefined)).toBe(true);
+		const full = run(index.db, "worker", {}, { scope: APP, limit: 100 }).hits.map((h) => `${h.sessionId}/${h.entryId}`);
+		for (const k of [1, 2, 3])
+			expect(run(index.db, "worker", {}, { scope: APP, limit: k }).hits.map((h) => `${h.sessionId}/${h.entryId}`)).toEqual(full.slice(0, k));
+	});
+});
+
 test("the JSON of a hit carries its turn (search result serialised as the CLI does)", () => {
 	const json = JSON.parse(JSON.stringify(run(index.db, "quarkflux", { sessionIds: [B] }).hits[0]));
 	expect(json.turn).toEqual({

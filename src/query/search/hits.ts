@@ -12,6 +12,7 @@ import { type SignalTerm, snippetTokens, type TextWords } from "../relevance.ts"
 import { makeSnippet } from "../snippet.ts";
 import { fragmentTexts } from "../source-text.ts";
 import { turnsOf } from "../turns.ts";
+import type { Duplicates } from "../copies.ts";
 import type { TurnMatches } from "./answers.ts";
 import type { Hit } from "./types.ts";
 
@@ -38,6 +39,8 @@ export interface HitContext {
 	turns: { turnOf(row: CandidateRow): TurnRows | null };
 	/** Hits that are there for their turn (answers.ts), with the turn's events that held the words. */
 	turnMatches?: TurnMatches;
+	/** Copies of the hits' output folded into them (copies.ts), by event key. */
+	duplicates?: Map<number, Duplicates>;
 }
 
 /** The hits of the selected rows, ranked from 1 in their order, each with its turn. */
@@ -52,6 +55,8 @@ export function buildHits(rows: readonly CandidateRow[], ctx: HitContext): Hit[]
 			hit.match = "turn";
 			hit.foundIn = ctx.terms.map((t) => ({ term: t.text, entryIds: byTurn.entryIds }));
 		}
+		const copies = ctx.duplicates?.get(row.event_key);
+		if (copies) hit.duplicates = copies;
 		if (ctx.eventsPerSession !== null) hit.otherMatchingEvents = (ctx.eventsPerSession.get(row.session_key) ?? 1) - 1;
 		return hit;
 	});

@@ -19,6 +19,7 @@ import { TextWords } from "../relevance.ts";
 
 import { answerTurns } from "./answers.ts";
 import { type Candidates, findCandidates } from "./candidates.ts";
+import { selectWithoutCopies } from "./copies.ts";
 import { explainEmpty, notEmpty, nothingInScope } from "./explain.ts";
 import { filterOnlySearch } from "./filter-only.ts";
 import { buildHits, type TextTools } from "./hits.ts";
@@ -78,8 +79,12 @@ function searchTerms(gate: Gate, plan: SearchPlan & { query: ParsedQuery }, tool
 	// Only without a filter on what a hit is (kind, role, tool, type, error, branch, file, time): an answer must pass them too.
 	const turnMatches = plan.sort === "relevance" && !plan.grouped && !filtersHits(plan.filters) ? answerTurns(scoped, candidates.rows) : new Map();
 	const ordered = orderEvents(candidates.rows, plan);
-	const rows = selectEvents(scoped, ordered.units, plan.limit, plan.sort === "relevance", plan.grouped);
-	const coverage = termsCoverage(scoped, plan, candidates, ordered, rows.length);
+	// Grouped, each hit stands for its session: nothing folds.
+	const selected = plan.grouped
+		? { rows: selectEvents(scoped, ordered.units, plan.limit, plan.sort === "relevance", true), duplicates: new Map(), folded: 0 }
+		: selectWithoutCopies(scoped, ordered.units, plan.limit, plan.sort === "relevance", texts, tools.files);
+	const rows = selected.rows;
+	const coverage = termsCoverage(scoped, plan, candidates, ordered, rows.length + selected.folded);
 	// When every match (of the scope, or of the window) was read, the candidates say how many of
 	// each event matched; otherwise the gate counts them.
 	const matched = candidates.wholeEvents ? fragmentsPerEvent(candidates.rows) : scoped.matchedPerEvent(rows);
@@ -93,6 +98,7 @@ function searchTerms(gate: Gate, plan: SearchPlan & { query: ParsedQuery }, tool
 		eventsPerSession: plan.grouped ? ordered.eventsPerSession : null,
 		turns: scoped.turns(),
 		turnMatches,
+		duplicates: selected.duplicates,
 	});
 	return { hits, coverage, elapsedMs: performance.now() - started };
 }

@@ -2,6 +2,7 @@
  * What a search is asked and what it answers: the request, the hits, the coverage (how much of
  * the history the answer stands for, and why it is empty when it is).
  */
+import type { Duplicates } from "../copies.ts";
 import type { SearchFilters } from "../../gate/gate.ts";
 import type { BranchState, ContextRole, SelectionState, SemanticKind } from "../../model.ts";
 import type { Highlight } from "../snippet.ts";
@@ -81,6 +82,8 @@ export interface Hit {
 	 * is the turn's answer, and the words were found in other events of the turn (`foundIn`).
 	 */
 	match: "event" | "turn";
+	/** In-scope events whose output (tool result, shell output) is byte-identical to this hit's, folded into it (at most 20 ids). */
+	duplicates?: Duplicates;
 	/** With match "turn": for each query term, the events of the hit's turn that hold it. */
 	foundIn?: { term: string; entryIds: string[] }[];
 }

@@ -6,7 +6,19 @@
 import type { Database } from "bun:sqlite";
 import { beforeCutoff, clausesAdmit, type Cutoff, ruleClauses, type SessionRule } from "../auth/scope.ts";
 import type { CandidateRow } from "../store/search.ts";
-import { type AnswerRow, type EventTurnRow, type TurnEventRow, turnAnswerRows, turnOutcome, turnPrompt, turnsOfEvents } from "../store/turns.ts";
+import { scopedMatch } from "../auth/scope-tokens.ts";
+import { fragmentKeySpan } from "../store/db.ts";
+import {
+	type AnswerRow,
+	type EventTurnRow,
+	type TermTurnRow,
+	termTurnRows,
+	type TurnEventRow,
+	turnAnswerRows,
+	turnOutcome,
+	turnPrompt,
+	turnsOfEvents,
+} from "../store/turns.ts";
 
 export type { AnswerRow, EventTurnRow, TurnEventRow };
 
@@ -14,6 +26,14 @@ export type { AnswerRow, EventTurnRow, TurnEventRow };
 export interface TurnRows {
 	prompt: TurnEventRow | null;
 	outcome: TurnEventRow | null;
+}
+
+/** A turn whose conversation holds every term: where each term was found (entry ids, by term). */
+export interface WindowTurn {
+	session_key: number;
+	session_id: string;
+	turn_seq: number;
+	foundIn: string[][];
 }
 
 export class TurnReads {
@@ -51,4 +71,52 @@ export class TurnReads {
 		if (turn.turn_seq === null) return [];
 		return turnAnswerRows(this.db, turn.session_key, turn.turn_seq, this.before(turn.session_id));
 	}
+
+	/**
+	 * Turns whose conversation (prompts, assistant texts, tool calls; not output, not echoes) holds
+	 * every term (`terms`: each term's MATCH expression), within the rule and before the cutoff.
+	 * Bounded: a term with more than `cap` such fragments is common and is only looked for in the
+	 * (at most `maxSessions`) sessions the rarer terms narrowed the turns to; when every term is
+	 * common, none is looked for (empty).
+	 */
+	turnWindow(terms: readonly string[], cap: number, maxSessions: number): WindowTurn[] {
+		const matches = terms.map((t) => scopedMatch(t, this.rule, { excludeDerived: true }));
+		if (matches.some((m) => m === null)) return [];
+		const lists = matches.map((m) => {
+			const rows = termTurnRows(this.db, m!, cap);
+			return rows.length > cap ? null : rows.filter(this.visible);
+		});
+		let found: WindowTurn[] | null = null;
+		for (const [i, rows] of lists.entries()) if (rows !== null) found = narrowTurns(found, rows, i, terms.length);
+		if (found === null) return [];
+		const sessions = [...new Set(found.map((t) => t.session_key))];
+		if (lists.includes(null) && sessions.length > maxSessions) return [];
+		for (const [i, rows] of lists.entries()) {
+			if (rows !== null) continue;
+			// A common term: its fragments in those sessions only.
+			const inSessions = sessions.flatMap((key) => termTurnRows(this.db, matches[i]!, Number.MAX_SAFE_INTEGER - 1, fragmentKeySpan(key)).filter(this.visible));
+			found = narrowTurns(found, inSessions, i, terms.length);
+		}
+		return found;
+	}
+
+	private visible = (r: TermTurnRow): boolean => beforeCutoff(this.cutoff, r.session_id, r.seq);
+}
+
+/** The turns (all, when `turns` is null) that term `i`'s rows fall in, with where it was found. */
+function narrowTurns(turns: WindowTurn[] | null, rows: readonly TermTurnRow[], i: number, terms: number): WindowTurn[] {
+	const known = turns === null ? null : new Map(turns.map((t) => [`${t.session_key}:${t.turn_seq}`, t]));
+	const next = new Map<string, WindowTurn>();
+	for (const r of rows) {
+		const key = `${r.session_key}:${r.turn_seq}`;
+		const turn =
+			next.get(key) ??
+			(known === null
+				? { session_key: r.session_key, session_id: r.session_id, turn_seq: r.turn_seq, foundIn: Array.from({ length: terms }, () => []) }
+				: known.get(key));
+		if (!turn) continue;
+		if (!turn.foundIn[i]!.includes(r.entry_id)) turn.foundIn[i]!.push(r.entry_id);
+		next.set(key, turn);
+	}
+	return [...next.values()];
 }

@@ -175,7 +175,7 @@ export function noHitsHint(coverage: SearchCoverage, forms: { exact: boolean; ex
 			return `nothing in your scope contains ${list}${how}: check the spelling, try another word, or leave ${them} out`;
 		}
 		case "together":
-			return "every term occurs in your scope, but never all in one part of an event (a message, a tool call and its result are separate): try fewer terms";
+			return "every term occurs in your scope, but never all in one part of an event (a message, a tool call and its result are separate), nor all in one turn's conversation (its prompt, assistant texts and tool calls): try fewer terms";
 		case "filters":
 			// Very common words were looked for in the newest sessions only (coverage mode "recent").
 			if (coverage.mode === "recent") {

@@ -98,3 +98,34 @@ export function turnAnswerRows(db: Database, sessionKey: number, turnSeq: number
 		)
 		.all(sessionKey, turnSeq, beforeSeq) as AnswerRow[];
 }
+
+/** A conversational fragment (prompt, assistant text, tool call) that holds a term, with its turn. */
+export interface TermTurnRow {
+	session_key: number;
+	session_id: string;
+	turn_seq: number;
+	seq: number;
+	entry_id: string;
+	frag_key: number;
+}
+
+const TURN_WINDOW_KINDS = "('user.text', 'assistant.text', 'tool.call')";
+
+/**
+ * The conversational fragments (not pi-events' echoes) that match `match` (a scoped MATCH
+ * expression), in a rowid range when given, at most `cap` + 1 of them (more: the caller treats the
+ * term as common).
+ */
+export function termTurnRows(db: Database, match: string, cap: number, range?: { from: number; to: number }): TermTurnRow[] {
+	const rangeSql = range ? " AND fts.rowid BETWEEN ?3 AND ?4" : "";
+	const params: (string | number)[] = [match, cap + 1];
+	if (range) params.push(range.from, range.to);
+	return db
+		.query(
+			`SELECT f.session_key, s.session_id, e.turn_seq, e.seq, e.entry_id, f.frag_key
+			 FROM fts JOIN fragments f ON f.frag_key = fts.rowid JOIN events e ON e.event_key = f.event_key JOIN sessions s ON s.session_key = f.session_key
+			 WHERE fts MATCH ?1${rangeSql} AND f.kind IN ${TURN_WINDOW_KINDS} AND f.derived = 0 AND e.turn_seq IS NOT NULL
+			 LIMIT ?2`,
+		)
+		.all(...params) as TermTurnRow[];
+}

@@ -189,6 +189,38 @@ describe("hit.turn", () => {
 	});
 });
 
+describe("turn-window matching (issue 34 item 4)", () => {
+	test("no event holds every word, one turn's conversation does: its answer is the hit, marked, saying where each word was", () => {
+		const result = run(index.db, "celery decorator", { sessionIds: [A] });
+		expect(result.hits.map((h) => h.entryId)).toEqual(["a2"]);
+		const hit = result.hits[0]!;
+		expect(hit.match).toBe("turn");
+		expect(hit.foundIn?.map((f) => f.term)).toEqual(["celery", "decorator"]);
+		// The prompt, and the abandoned ending that also says it (an entry of the same turn).
+		expect(hit.foundIn?.[0]?.entryIds.sort()).toEqual(["u1", "x1"]);
+		expect(hit.foundIn?.[1]?.entryIds).toEqual(["a2"]);
+		expect(result.coverage.estimatedMatches).toBe(1);
+		expect(result.coverage.emptyBecause).toBeNull();
+	});
+
+	test("tool output does not count: a word only in a tool result leaves the turn unmatched", () => {
+		const result = run(index.db, "celery quarkflux", { sessionIds: [A] });
+		expect(result.hits).toEqual([]);
+		expect(result.coverage.emptyBecause).toBe("together");
+	});
+
+	test("in the calling session, only what precedes the invocation cutoff counts, and the hit is from before it", () => {
+		const E = "0000000e-0000-4000-8000-000000000000";
+		const scope: Scope = { roots: ["/work/app"], current: { sessionId: E, sessionFile: null, toolCallId: "call_pi" } };
+		const before = run(index.db, "zebrafrost cache", { sessionIds: [E] }, { scope }).hits;
+		expect(before.map((h) => [h.entryId, h.match])).toEqual([["c1", "turn"]]);
+		// "lockfile" is only in c3, after the cutoff: nothing.
+		expect(run(index.db, "zebrafrost fail lockfile", { sessionIds: [E] }, { scope }).hits).toEqual([]);
+		// Without the cutoff, c3 holds every word: an event match.
+		expect(run(index.db, "zebrafrost fail lockfile", { sessionIds: [E] }).hits.map((h) => [h.entryId, h.match])).toEqual([["c3", "event"]]);
+	});
+});
+
 describe("copies fold into the best-ranked hit (issue 34 item 6)", () => {
 	const APP: Scope = { roots: ["/work/app"], current: null };
 	test("the same output read in three sessions is one hit with its in-scope copies; a copy outside the scope is not counted", () => {

@@ -8,14 +8,14 @@ import type { EventTurnRow, RankedRow, ScopedSearch } from "../../gate/gate.ts";
 import { answerOf, answerRelevance, outcomeOf, QUESTION_KINDS, TURN_CANDIDATES, TURNS_ANSWERED, type TurnMember, turnEvidence } from "../turn-answers.ts";
 import { bestPerEvent, byRelevance } from "./order.ts";
 
-/** A candidate that is there for its turn: the events of the turn that matched, by entry id. */
-export type TurnMatches = Map<number, { entryIds: string[] }>;
+/** A candidate that is there for its turn: for each query term, the events of the turn that hold it (entry ids). */
+export type TurnMatches = Map<number, { foundIn: string[][] }>;
 
 /**
  * Raise or add each matched turn's answer (the TURNS_ANSWERED turns of best evidence among the
  * TURN_CANDIDATES best events). Leaves `rows` sorted best first; returns the answers added, by event key.
  */
-export function answerTurns(scoped: ScopedSearch, rows: RankedRow[]): TurnMatches {
+export function answerTurns(scoped: ScopedSearch, rows: RankedRow[], terms: number): TurnMatches {
 	const added: TurnMatches = new Map();
 	const best = bestPerEvent(rows).sort(byRelevance).slice(0, TURN_CANDIDATES);
 	if (best.length === 0) return added;
@@ -62,7 +62,9 @@ export function answerTurns(scoped: ScopedSearch, rows: RankedRow[]): TurnMatche
 		if (!QUESTION_KINDS.has(turn.members[0]!.kind)) continue;
 		const time = bestRowOf.get(turn.members[0]!.eventKey)?.ts_ms;
 		rows.push({ frag_key: answer.fragKey, relevance, weight: 1, length: answer.length, event_key: answer.eventKey, session_key: turn.sessionKey, ts_ms: time });
-		added.set(answer.eventKey, { entryIds: turn.members.map((m) => turns.get(m.eventKey)!.entry_id) });
+		// Each matching event holds every term (an event match).
+		const ids = turn.members.map((m) => turns.get(m.eventKey)!.entry_id);
+		added.set(answer.eventKey, { foundIn: Array.from({ length: terms }, () => ids) });
 	}
 	rows.sort(byRelevance);
 	return added;

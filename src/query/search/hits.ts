@@ -53,7 +53,7 @@ export function buildHits(rows: readonly CandidateRow[], ctx: HitContext): Hit[]
 		const byTurn = ctx.turnMatches?.get(row.event_key);
 		if (byTurn) {
 			hit.match = "turn";
-			hit.foundIn = ctx.terms.map((t) => ({ term: t.text, entryIds: byTurn.entryIds }));
+			hit.foundIn = ctx.terms.map((t, i) => ({ term: t.text, entryIds: byTurn.foundIn[i] ?? [] }));
 		}
 		const copies = ctx.duplicates?.get(row.event_key);
 		if (copies) hit.duplicates = copies;

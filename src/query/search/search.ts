@@ -17,7 +17,7 @@ import { SourceFiles } from "../../source/read.ts";
 import type { ParsedQuery } from "../fts.ts";
 import { TextWords } from "../relevance.ts";
 
-import { answerTurns } from "./answers.ts";
+import { answerTurns, type TurnMatches } from "./answers.ts";
 import { type Candidates, findCandidates } from "./candidates.ts";
 import { selectWithoutCopies } from "./copies.ts";
 import { explainEmpty, notEmpty, nothingInScope } from "./explain.ts";
@@ -26,6 +26,7 @@ import { buildHits, type TextTools } from "./hits.ts";
 import { fragmentsPerEvent, type Ordered, orderEvents, selectEvents } from "./order.ts";
 import { planSearch, type SearchPlan } from "./plan.ts";
 import { rerank } from "./rerank.ts";
+import { turnWindowMatches } from "./turn-window.ts";
 import { scoreCandidates } from "./score.ts";
 import type { NamedSearchResult, SearchCoverage, SearchRequest, SearchResult } from "./types.ts";
 import { scopeView } from "../scope-view.ts";
@@ -77,7 +78,10 @@ function searchTerms(gate: Gate, plan: SearchPlan & { query: ParsedQuery }, tool
 	const texts = plan.sort === "relevance" ? rerank(scoped, candidates.rows, plan.query.terms, tools) : new Map<number, string | null>();
 	// By relevance, each matched turn's answer ranks with its turn's evidence (grouped, a session is its first event).
 	// Only without a filter on what a hit is (kind, role, tool, type, error, branch, file, time): an answer must pass them too.
-	const turnMatches = plan.sort === "relevance" && !plan.grouped && !filtersHits(plan.filters) ? answerTurns(scoped, candidates.rows) : new Map();
+	const answering = plan.sort === "relevance" && !plan.grouped && !filtersHits(plan.filters);
+	const turnMatches: TurnMatches = answering ? answerTurns(scoped, candidates.rows, plan.query.terms.length) : new Map();
+	// Fewer events than the limit hold every term: the turns whose conversation holds them all match too.
+	if (answering) turnWindowMatches(scoped, plan.query, candidates.rows, plan.limit, turnMatches);
 	const ordered = orderEvents(candidates.rows, plan);
 	// Grouped, each hit stands for its session: nothing folds.
 	const selected = plan.grouped

@@ -110,7 +110,7 @@ export interface SearchCoverage {
 	/**
 	 * Only when there are no hits, why (never a count, never about anything outside the scope):
 	 * "terms": some terms occur nowhere in scope (`unmatchedTerms`), even as other word forms;
-	 * "together": every term occurs, but never all in one fragment; "filters": the query matches,
+	 * "together": every term occurs, but never all in one fragment nor in one turn's conversation; "filters": the query matches,
 	 * the filters leave nothing; "derived": only pi-events' own echoes match. Null when there are hits.
 	 */
 	emptyBecause: "terms" | "together" | "filters" | "derived" | "no-sessions" | null;

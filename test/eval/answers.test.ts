@@ -31,21 +31,22 @@ import {
  * 0.071); the ten turn-window queries answer nothing. With the ranking that answers (a matched
  * turn's answer ranked with its turn's evidence, a problem taken up again in a later session first,
  * query/search/answers.ts): 0.449 / 0.71 / 0.59; with turn-window matching (query/search/turn-window.ts):
- * 0.594 / 0.855 / 0.737, no empty answer where one turn holds every word. The issue's target: answer@1 ≥ 0.85 and
+ * 0.594 / 0.855 / 0.737, no empty answer where one turn holds every word; a log weighed by its
+ * turn's explanation: 0.608 / 0.855 / 0.744. The issue's target: answer@1 ≥ 0.85 and
  * answer@3 ≥ 0.95 overall, and no empty answer where the query words occur together in one turn
  * (emptyWhereTurnHoldsAllWords = 0).
  */
 type Floor = Omit<Metrics, "cases" | "empty">;
 const FLOORS: { overall: Floor; byKind: Record<Kind, Floor>; byWords: { holds: Floor; spread: Floor }; emptyWhereTurnHoldsAllWords: number } = {
-	overall: { answer1: 0.594, answer3: 0.855, mrr: 0.737 },
+	overall: { answer1: 0.608, answer3: 0.855, mrr: 0.744 },
 	byKind: {
 		"status-line": { answer1: 0.294, answer3: 1, mrr: 0.647 },
-		"noisy-logs": { answer1: 0.09, answer3: 0.272, mrr: 0.277 },
+		"noisy-logs": { answer1: 0.181, answer3: 0.272, mrr: 0.322 },
 		"later-session": { answer1: 0.687, answer3: 0.875, mrr: 0.77 },
 		"turn-window": { answer1: 1, answer3: 1, mrr: 1 },
 		easy: { answer1: 0.933, answer3: 1, mrr: 0.966 },
 	},
-	byWords: { holds: { answer1: 0.818, answer3: 1, mrr: 0.893 }, spread: { answer1: 0.551, answer3: 0.827, mrr: 0.706 } },
+	byWords: { holds: { answer1: 0.818, answer3: 1, mrr: 0.893 }, spread: { answer1: 0.568, answer3: 0.827, mrr: 0.716 } },
 	/** A ceiling: at most this many such empty answers (none since turn-window matching). */
 	emptyWhereTurnHoldsAllWords: 0,
 };

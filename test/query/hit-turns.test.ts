@@ -83,6 +83,25 @@ beforeAll(() => {
 			),
 		],
 	});
+	// The same log pulled in two turns: one led to an explanation, the newer one to a one-line verdict.
+	const logTurn = (id: string, day: number, pid: number, verdict: string) =>
+		writeSession(sessions, {
+			id,
+			cwd: "/work/app",
+			entries: [
+				userEntry("k1", null, later(day * 100), "look at the overnight worker log"),
+				assistantEntry("k2", "k1", later(day * 100 + 1), null, [{ id: "call_k", name: "bash", arguments: { command: "kubectl logs worker" } }]),
+				toolResultEntry("k3", "k2", later(day * 100 + 2), "call_k", "bash", `ERR zorblax worker died pid ${pid}`),
+				assistantEntry("k4", "k3", later(day * 100 + 3), verdict),
+			],
+		});
+	logTurn(
+		"00000011-0000-4000-8000-000000000000",
+		1,
+		101,
+		`The worker dies because ${"the pool keeps every rendered page in memory and the kernel kills it; ".repeat(8)}`,
+	);
+	logTurn("00000012-0000-4000-8000-000000000000", 2, 202, "Restarted.");
 	// The calling session: the search runs in c2's tool call; c3 comes after it.
 	writeSession(sessions, {
 		id: "0000000e-0000-4000-8000-000000000000",
@@ -127,6 +146,11 @@ describe("ranking that answers", () => {
 	test("a turn that ends in its answer adds nothing: its hits carry the answer as their outcome", () => {
 		const hits = run(index.db, "worker module", { sessionIds: [B] }).hits;
 		expect(hits.every((h) => h.match === "event")).toBe(true);
+	});
+
+	test("a log that led to an explanation ranks above the same words in a turn that ended in a verdict", () => {
+		const hits = run(index.db, "zorblax died", {}, { scope: { roots: ["/work/app"], current: null } }).hits;
+		expect(hits.map((h) => `${h.sessionId.slice(6, 8)}/${h.entryId}`).slice(0, 2)).toEqual(["11/k3", "12/k3"]);
 	});
 
 	test("a problem taken up again in a later session: the later session's turn ranks first", () => {

@@ -5,7 +5,18 @@
  * which of the turn's events held the words.
  */
 import type { EventTurnRow, RankedRow, ScopedSearch } from "../../gate/gate.ts";
-import { answerOf, answerRelevance, outcomeOf, QUESTION_KINDS, TURN_CANDIDATES, TURNS_ANSWERED, type TurnMember, turnEvidence } from "../turn-answers.ts";
+import {
+	ANSWER_LENGTH_CAP,
+	type AnswerCandidate,
+	answerOf,
+	answerRelevance,
+	outcomeOf,
+	QUESTION_KINDS,
+	TURN_CANDIDATES,
+	TURNS_ANSWERED,
+	type TurnMember,
+	turnEvidence,
+} from "../turn-answers.ts";
 import { bestPerEvent, byRelevance } from "./order.ts";
 
 /** A candidate that is there for its turn: for each query term, the events of the turn that hold it (entry ids). */
@@ -47,6 +58,7 @@ export function answerTurns(scoped: ScopedSearch, rows: RankedRow[], terms: numb
 		turns,
 		bestRowOf,
 	);
+	explainedLogs(answered, bestRowOf);
 	for (const { turn, texts } of answered) {
 		const answer = answerOf(texts);
 		// A turn that ends in its answer shows it already: every hit of the turn carries it as its outcome.
@@ -131,3 +143,24 @@ function takenUpAgain(
 }
 
 const ABOVE = 1.001;
+
+/** Output kinds: evidence of what happened, weighed by what their turn made of it. */
+const EXPLAINED_LOG_SHARE = 0.5;
+const OUTPUT_KINDS = new Set(["tool.result", "bash.output"]);
+
+/**
+ * A log that led to an explanation is better evidence than the same words in a turn that ended in
+ * a one-line verdict: the output that matched best in a turn gains up to EXPLAINED_LOG_SHARE by
+ * the substance of its turn's answer (its length up to ANSWER_LENGTH_CAP). On the answers
+ * evaluation: noisy-logs answer@1 9.1% → 18.2% (0.3, 0.6 and 1.0 alike); the known-item groups unchanged.
+ */
+function explainedLogs(answered: { turn: { members: TurnMember[] }; texts: AnswerCandidate[] }[], bestRowOf: Map<number, RankedRow>): void {
+	for (const { turn, texts } of answered) {
+		const top = turn.members[0]!;
+		if (!OUTPUT_KINDS.has(top.kind)) continue;
+		const answer = answerOf(texts);
+		const substance = answer === null ? 0 : Math.min(answer.length, ANSWER_LENGTH_CAP) / ANSWER_LENGTH_CAP;
+		const row = bestRowOf.get(top.eventKey);
+		if (row) row.relevance *= 1 + EXPLAINED_LOG_SHARE * substance;
+	}
+}

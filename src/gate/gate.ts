@@ -45,6 +45,7 @@ import { admits, beforeCutoff, clausesAdmit, type Cutoff, ruleClauses, type Scop
 import { cwdRanges, sessionRuleSql } from "../auth/scope-sql.ts";
 import { scopedMatch } from "../auth/scope-tokens.ts";
 import { PiEventsError } from "../errors.ts";
+import { isFrequentWord } from "../project/frequent-words.ts";
 import type { SemanticKind } from "../model.ts";
 import { canonicalPath } from "../source/paths.ts";
 import { invocationCutoff, sessionIdOfFile } from "../store/caller.ts";
@@ -107,9 +108,6 @@ function tokenCountsOf(db: Database): Map<string, number> {
 	if (cached?.version !== version) tokenCounts.set(db, (cached = { version, counts: new Map() }));
 	return cached.counts;
 }
-
-/** The rule of no scope at all (for the one whole-index count: ScopedSearch.termOccurrences). */
-const UNSCOPED: SessionRule = { roots: null, excludeSessionIds: [] };
 
 /** One index token as an FTS5 string (any column). */
 const quoteToken = (token: string) => `"${token.replaceAll('"', '""')}"`;
@@ -649,13 +647,14 @@ export class ScopedSearch {
 
 	/**
 	 * How often each query token occurs in each column of these ranked (so in-scope) fragments.
-	 * Tokens held by more than OCCURRENCE_WALK_LIMIT fragments in the whole index are returned as
-	 * `common` instead (counted as present once): walking their occurrences would cost O(history).
-	 * That one bit per token is the only thing here not decided in scope; an unscoped search shares
-	 * these counts with tokenCount (the same expression).
+	 * Tokens too frequent to walk (their occurrences are read index-wide) are returned as `common`
+	 * instead, counted as present once: a word of the fixed list (project/frequent-words.ts), or
+	 * one held by more than OCCURRENCE_WALK_LIMIT fragments of the caller's scope. Both decided
+	 * without looking outside the scope, so no answer tells whether a word is frequent elsewhere;
+	 * the scoped counts are the ones tokenCount keeps for the rest of the search.
 	 */
 	termOccurrences(ranked: readonly RankedRow[], tokens: readonly string[]): { occurrences: ReturnType<typeof termOccurrences>; common: string[] } {
-		const common = tokens.filter((t) => this.cappedCount(scopedMatch(quoteToken(t), UNSCOPED)!, OCCURRENCE_WALK_LIMIT + 1) > OCCURRENCE_WALK_LIMIT);
+		const common = tokens.filter((t) => isFrequentWord(t) || this.tokenCount(t, OCCURRENCE_WALK_LIMIT + 1) > OCCURRENCE_WALK_LIMIT);
 		const walked = tokens.filter((t) => !common.includes(t));
 		const occurrences = termOccurrences(
 			this.db,

@@ -467,8 +467,21 @@ function searchInOwnProcess(layout: AgentLayout, env: Env, query: string, scrubI
 /** Wait (at most 30 s) until no removed session's text waits to be scrubbed; whether it got there. */
 async function scrubbedWithin30s(db: Database): Promise<boolean> {
 	const deadline = Date.now() + 30_000;
-	while (deletedTextPending(db) && Date.now() < deadline) await Bun.sleep(50);
-	return !deletedTextPending(db);
+	while (pendingOrBusy(db) && Date.now() < deadline) await Bun.sleep(50);
+	return !pendingOrBusy(db);
+}
+
+/**
+ * Whether the scrub is still pending, as this reader can tell: the scrubber's last slice truncates
+ * the WAL, and a reader that asks at that moment gets SQLITE_BUSY, which means "not yet", not an error.
+ */
+function pendingOrBusy(db: Database): boolean {
+	try {
+		return deletedTextPending(db);
+	} catch (err) {
+		if ((err as { code?: string }).code?.startsWith("SQLITE_BUSY")) return true;
+		throw err;
+	}
 }
 
 async function scrubbedWithin30sAt(dbPath: string): Promise<boolean> {

@@ -14,13 +14,15 @@ import {
 	type TermTurnRow,
 	termTurnRows,
 	type TurnEventRow,
+	type NextTurnRow,
+	nextTurnRow,
 	turnAnswerRows,
 	turnOutcome,
 	turnPrompt,
 	turnsOfEvents,
 } from "../store/turns.ts";
 
-export type { AnswerRow, EventTurnRow, TurnEventRow };
+export type { AnswerRow, EventTurnRow, NextTurnRow, TurnEventRow };
 
 /** A hit's turn as read from the index: the prompt (null when the cutoff hides it) and the outcome. */
 export interface TurnRows {
@@ -35,6 +37,9 @@ export interface WindowTurn {
 	turn_seq: number;
 	foundIn: string[][];
 }
+
+/** conversationTerms reads at most this many fragments of one term in one session (a bound; enough for any turn's). */
+const CONVERSATION_ROWS_PER_SESSION = 5000;
 
 export class TurnReads {
 	constructor(
@@ -96,6 +101,32 @@ export class TurnReads {
 			// A common term: its fragments in those sessions only.
 			const inSessions = sessions.flatMap((key) => termTurnRows(this.db, matches[i]!, Number.MAX_SAFE_INTEGER - 1, fragmentKeySpan(key)).filter(this.visible));
 			found = narrowTurns(found, inSessions, i, terms.length);
+		}
+		return found;
+	}
+
+	/** The turn after this one on its branch (before the cutoff), or null. */
+	nextTurn(turn: Pick<EventTurnRow, "session_key" | "session_id" | "turn_seq">): NextTurnRow | null {
+		if (turn.turn_seq === null) return null;
+		return nextTurnRow(this.db, turn.session_key, turn.turn_seq, this.before(turn.session_id));
+	}
+
+	/**
+	 * Which terms (`terms`: each term's MATCH expression) the conversation of each of these turns
+	 * holds (prompt, assistant texts, tool calls; not output, not echoes): term indexes by
+	 * `session_key:turn_seq`. One read per term and session, within the session's fragments only.
+	 */
+	conversationTerms(turns: readonly Pick<EventTurnRow, "session_key" | "turn_seq">[], terms: readonly string[]): Map<string, Set<number>> {
+		const found = new Map<string, Set<number>>(turns.map((t) => [`${t.session_key}:${t.turn_seq}`, new Set<number>()]));
+		const sessions = [...new Set(turns.map((t) => t.session_key))];
+		for (const [i, term] of terms.entries()) {
+			const match = scopedMatch(term, this.rule, { excludeDerived: true });
+			if (match === null) return found;
+			for (const key of sessions) {
+				for (const r of termTurnRows(this.db, match, CONVERSATION_ROWS_PER_SESSION, fragmentKeySpan(key))) {
+					if (this.visible(r)) found.get(`${r.session_key}:${r.turn_seq}`)?.add(i);
+				}
+			}
 		}
 		return found;
 	}

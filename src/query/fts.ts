@@ -12,7 +12,7 @@ export const MAX_QUERY_CHARS = 2000;
 /** At most this many terms take part in a search; later ones are reported as ignored. */
 const MAX_TERMS = 16;
 
-interface QueryTerm {
+export interface QueryTerm {
 	/** The term as the user wrote it (a phrase without its quotes). */
 	text: string;
 	phrase: boolean;
@@ -84,8 +84,13 @@ export function parseQuery(input: string, options: QueryOptions = {}): ParsedQue
 	if (terms.length === 0) {
 		throw new PiEventsError("E_BAD_QUERY", input.trim() === "" ? "the query is empty" : "the query has no letters or digits to search for");
 	}
-	const match = terms.map((t) => (t.alternatives.length === 1 ? t.alternatives[0]! : `(${t.alternatives.join(" OR ")})`)).join(" AND ");
+	const match = terms.map(termMatch).join(" AND ");
 	return { terms, match, ignored };
+}
+
+/** One term's MATCH expression: its alternatives, OR-ed. */
+export function termMatch(term: QueryTerm): string {
+	return term.alternatives.length === 1 ? term.alternatives[0]! : `(${term.alternatives.join(" OR ")})`;
 }
 
 function quote(text: string): string {

@@ -21,12 +21,22 @@ export const EVIDENCE_SHARE = 0.5;
 /** The answer's relevance as a share of its turn's evidence. */
 export const ANSWER_SHARE = 1.05;
 /**
- * The same when one event alone matched in the turn: the answer then sits just below it. A single
- * matching prompt or session name is what a query made of its words looks for (the known-item
- * evaluation: three reports and a session name found by their words fell to rank 2 above this
- * share); a question with further evidence (its name, its logs, its calls) is what the answer answers.
+ * The same when one event alone matched in the turn and the turn's outcome says something itself:
+ * the answer then sits just below it. A single matching prompt or session name is what a query made
+ * of its words looks for, and its hit shows the outcome (the known-item evaluation: three reports
+ * and a session name found by their words fell to rank 2 above this share); a question with further
+ * evidence (its name, its logs, its calls) is what the answer answers.
  */
 export const SINGLE_EVIDENCE_SHARE = 0.95;
+/**
+ * A turn's outcome is a status line ("Done, tests pass.") when it is shorter than this and than
+ * STATUS_LINE_SHARE of the turn's answer: the question's hit would show it and not the
+ * explanation, so the answer ranks above the question even when the question alone matched. On
+ * the answers evaluation the status lines are 15–76 characters after answers of 154–496; on the
+ * known-item evaluation the outcomes of answered turns are 82–322 characters, as long as their answers.
+ */
+export const STATUS_LINE_CHARS = 120;
+export const STATUS_LINE_SHARE = 0.5;
 /** Characters of an assistant text that count towards its substance (a long paste is no better an answer). */
 export const ANSWER_LENGTH_CAP = 1500;
 /** How much the text that goes with a change to a file outweighs another of the same length. */
@@ -103,20 +113,26 @@ export function outcomeOf(candidates: readonly AnswerCandidate[]): AnswerCandida
 	return last;
 }
 
+/** Whether the turn's outcome is a status line after its answer (STATUS_LINE_CHARS). */
+export function isStatusLine(outcome: AnswerCandidate | null, answer: AnswerCandidate | null): boolean {
+	if (outcome === null || answer === null || outcome.eventKey === answer.eventKey) return false;
+	return outcome.length < STATUS_LINE_CHARS && outcome.length < STATUS_LINE_SHARE * answer.length;
+}
+
 /** Kinds that ask (or name) what a turn is about: an answer outranks them. */
 export const QUESTION_KINDS: ReadonlySet<SemanticKind> = new Set<SemanticKind>(["user.text", "session.name"]);
 
 /**
  * The relevance an answer takes from its turn: ANSWER_SHARE of the turn's evidence
- * (SINGLE_EVIDENCE_SHARE when one event alone matched) when what matched best is the question (the
+ * (SINGLE_EVIDENCE_SHARE when one event alone matched and the outcome is no status line) when what matched best is the question (the
  * prompt or the session's name); when it is anything else (a log, a call, a text the query
  * quotes), just below that event, which a query made of its own words finds first.
  */
-export function answerRelevance(turn: { evidence: number; members: readonly TurnMember[] }): number {
+export function answerRelevance(turn: { evidence: number; members: readonly TurnMember[] }, statusLine = false): number {
 	const top = turn.members[0]!;
-	const share = turn.members.length >= 2 ? ANSWER_SHARE : SINGLE_EVIDENCE_SHARE;
+	const share = turn.members.length >= 2 || statusLine ? ANSWER_SHARE : SINGLE_EVIDENCE_SHARE;
 	const raised = share * turn.evidence;
-	return QUESTION_KINDS.has(top.kind) ? raised : Math.min(raised, top.relevance * BELOW_EVIDENCE);
+	return QUESTION_KINDS.has(top.kind) || statusLine ? raised : Math.min(raised, top.relevance * BELOW_EVIDENCE);
 }
 
 /** An answer raised by evidence that is not the question sits just below it. */

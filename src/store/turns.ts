@@ -99,6 +99,37 @@ export function turnAnswerRows(db: Database, sessionKey: number, turnSeq: number
 		.all(sessionKey, turnSeq, beforeSeq) as AnswerRow[];
 }
 
+/** The turn that follows another on its branch: its prompt's append position and the length of its text. */
+export interface NextTurnRow {
+	turn_seq: number;
+	prompt_length: number;
+}
+
+/** How many events after a turn's prompt the next prompt on its branch is looked for (a bound on the scan). */
+const NEXT_TURN_SCAN = 2000;
+
+/**
+ * The next turn on a turn's branch, before `beforeSeq`: the first prompt (of the NEXT_TURN_PROMPTS
+ * appended after it, within NEXT_TURN_SCAN events) whose parent is in the turn, on the branch toward
+ * the materialized leaf when one is.
+ */
+export function nextTurnRow(db: Database, sessionKey: number, turnSeq: number, beforeSeq: number): NextTurnRow | null {
+	return (
+		(db
+			.query(
+				`WITH later AS (
+				   SELECT event_key, seq, parent_id, branch_state FROM events
+				   WHERE session_key = ?1 AND seq > ?2 AND seq < MIN(?3, ?2 + ${NEXT_TURN_SCAN}) AND turn_seq = seq ORDER BY seq LIMIT ${NEXT_TURN_PROMPTS})
+				 SELECT p.seq AS turn_seq, COALESCE((SELECT SUM(f.full_length) FROM fragments f WHERE f.event_key = p.event_key AND f.kind = 'user.text'), 0) AS prompt_length
+				 FROM later p JOIN events q ON q.session_key = ?1 AND q.entry_id = p.parent_id
+				 WHERE q.turn_seq = ?2 ORDER BY p.branch_state = 'selected' DESC, p.seq LIMIT 1`,
+			)
+			.get(sessionKey, turnSeq, beforeSeq) as NextTurnRow | null) ?? null
+	);
+}
+
+const NEXT_TURN_PROMPTS = 20;
+
 /** A conversational fragment (prompt, assistant text, tool call) that holds a term, with its turn. */
 export interface TermTurnRow {
 	session_key: number;

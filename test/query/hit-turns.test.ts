@@ -16,6 +16,10 @@ const A = "0000000a-0000-4000-8000-000000000000";
 const B = "0000000b-0000-4000-8000-000000000000";
 const C = "0000000c-0000-4000-8000-000000000000";
 const OUT = "0000000d-0000-4000-8000-000000000000";
+const H = "00000013-0000-4000-8000-000000000000";
+const FOLLOW = "00000014-0000-4000-8000-000000000000";
+const NEW_PROBLEM = "00000015-0000-4000-8000-000000000000";
+const EXPLAINED = "00000016-0000-4000-8000-000000000000";
 const t = (s: number) => new Date(Date.UTC(2026, 9, 1, 10, 0, s)).toISOString();
 const LOG = "worker boot sequence: quarkflux cache warmed, 412 entries, listening on :8080";
 const LONG = `The cause: the retry decorator wrapped the task twice, so each countdown scheduled a second run. ${"Details of the fix follow. ".repeat(30)}`;
@@ -102,6 +106,91 @@ beforeAll(() => {
 		`The worker dies because ${"the pool keeps every rendered page in memory and the kernel kills it; ".repeat(8)}`,
 	);
 	logTurn("00000012-0000-4000-8000-000000000000", 2, 202, "Restarted.");
+	// A turn whose outcome is a summary, not a status line: its hits show it.
+	writeSession(sessions, {
+		id: H,
+		cwd: "/work/app",
+		entries: [
+			userEntry("h1", null, t(40), "Why is the pdf renderer slow on big invoices?"),
+			assistantEntry(
+				"h2",
+				"h1",
+				t(41),
+				`Each page re-parses the whole template: ${"the layout pass walks every line item again for every page it lays out, ".repeat(5)}`,
+			),
+			assistantEntry(
+				"h3",
+				"h2",
+				t(42),
+				`In short: the template was parsed once per page. ${"It is now parsed once per invoice and reused by every page. ".repeat(3)}`,
+			),
+		],
+	});
+	// Follow-up turns: the explanation comes after "go on", the fix after "ok, fix it"; a long new
+	// prompt starts another problem, whose answer is not this one's.
+	writeSession(sessions, {
+		id: FOLLOW,
+		cwd: "/work/app",
+		entries: [
+			userEntry("p1", null, t(50), "The report export fails with a gateway timeout on big accounts"),
+			assistantEntry("q0", "p1", t(51), "The export job logs show the request running for 60 seconds before the proxy gives up."),
+			userEntry("p2", "q0", t(52), "go on, check the database side"),
+			assistantEntry(
+				"q1",
+				"p2",
+				t(53),
+				`The export runs one query per invoice line: ${"every line item loads its product, tax rule and discount separately, ".repeat(4)}`,
+			),
+			userEntry("p3", "q1", t(54), "ok, fix it"),
+			assistantEntry("q2", "p3", t(55), null, [{ id: "call_e", name: "edit", arguments: { path: "export.ts", edits: [] } }]),
+			assistantEntry("q3", "q2", t(56), "Done."),
+		],
+	});
+	writeSession(sessions, {
+		id: NEW_PROBLEM,
+		cwd: "/work/app",
+		entries: [
+			userEntry("p1", null, t(60), "The billing digest mail arrives empty on Mondays"),
+			assistantEntry("q0", "p1", t(61), "The digest query reads last week's invoices; on Mondays the window starts after the last send."),
+			userEntry(
+				"p2",
+				"q0",
+				t(62),
+				`Something else now, unrelated to the digest: ${"the admin dashboard takes ages to load the customer table with all its filters and sort orders applied, ".repeat(2)}`,
+			),
+			assistantEntry("q1", "p2", t(63), `The customer table loads every customer at once: ${"each row also counts its orders in a subquery, ".repeat(10)}`),
+		],
+	});
+	// The same log in thirty routine checks (more than a search looks at the turns of), each a
+	// little longer than the last, and in the turn that explained it (as long as the fourth).
+	for (let i = 0; i < 30; i++) {
+		writeSession(sessions, {
+			id: `000001${String(i).padStart(2, "0")}-0000-4000-8000-000000000000`,
+			cwd: "/work/logs",
+			entries: [
+				userEntry("r1", null, t(100 + i), "check the overnight logs"),
+				assistantEntry("r2", "r1", t(100 + i), null, [{ id: "call_r", name: "bash", arguments: { command: "kubectl logs queue" } }]),
+				toolResultEntry("r3", "r2", t(100 + i), "call_r", "bash", `WARN vexmorph queue stalled shard 7\n${"INFO shard heartbeat ok\n".repeat(i)}`),
+				assistantEntry("r4", "r3", t(100 + i), "Nothing to do."),
+			],
+		});
+	}
+	writeSession(sessions, {
+		id: EXPLAINED,
+		cwd: "/work/logs",
+		entries: [
+			userEntry("e1", null, t(130), "The queue keeps stalling at night, why?"),
+			assistantEntry("e2", "e1", t(131), null, [{ id: "call_x", name: "bash", arguments: { command: "kubectl logs queue --since 24h" } }]),
+			toolResultEntry("e3", "e2", t(132), "call_x", "bash", `WARN vexmorph queue stalled shard 7\n${"INFO shard heartbeat ok\n".repeat(3)}`),
+			assistantEntry(
+				"e4",
+				"e3",
+				t(133),
+				`Shard 7 stalls because the nightly compaction holds its lock: ${"the consumer waits for the lock and the queue backs up behind it, ".repeat(5)}`,
+			),
+			assistantEntry("e5", "e4", t(134), "Done."),
+		],
+	});
 	// The calling session: the search runs in c2's tool call; c3 comes after it.
 	writeSession(sessions, {
 		id: "0000000e-0000-4000-8000-000000000000",
@@ -137,9 +226,16 @@ describe("ranking that answers", () => {
 		for (const h of hits.slice(1)) expect(h.match).toBe("event");
 	});
 
-	test("a question that alone matched stays first: its explanation follows it", () => {
+	test("a question that alone matched, in a turn that ends in a status line: its explanation first, the question next", () => {
 		const hits = run(index.db, "jobs countdown", { sessionIds: [A] }).hits;
-		expect(hits.map((h) => h.entryId).slice(0, 2)).toEqual(["u1", "a2"]);
+		expect(hits.map((h) => h.entryId).slice(0, 2)).toEqual(["a2", "u1"]);
+		expect(hits[0]!.match).toBe("turn");
+	});
+
+	test("a question that alone matched, in a turn whose outcome says something itself: the question first, its explanation next", () => {
+		const hits = run(index.db, "renderer slow", { sessionIds: [H] }).hits;
+		expect(hits.map((h) => h.entryId).slice(0, 2)).toEqual(["h1", "h2"]);
+		expect(hits[0]!.turn?.outcome?.entryId).toBe("h3");
 		expect(hits[1]!.match).toBe("turn");
 	});
 
@@ -153,13 +249,32 @@ describe("ranking that answers", () => {
 		expect(hits.map((h) => `${h.sessionId.slice(6, 8)}/${h.entryId}`).slice(0, 2)).toEqual(["11/k3", "12/k3"]);
 	});
 
+	test("the answer given in a follow-up turn (after a short prompt: 'go on', 'ok, fix it') is the turn's answer", () => {
+		const hits = run(index.db, "report export gateway timeout", { sessionIds: [FOLLOW] }).hits;
+		expect(hits[0]!.entryId).toBe("q1");
+		expect(hits[0]!.match).toBe("turn");
+		expect(hits[0]!.turn?.prompt.preview).toBe("go on, check the database side");
+		// A long prompt after the turn states a new problem: its answer is not this turn's.
+		const other = run(index.db, "billing digest empty", { sessionIds: [NEW_PROBLEM] }).hits;
+		expect(other.map((h) => h.entryId)).not.toContain("q1");
+	});
+
+	test("a log in the turn that explained it ranks above the same log in routine checks, also those whose turns were not looked at", () => {
+		const hits = run(index.db, "vexmorph queue stalled", {}, { scope: { roots: ["/work/logs"], current: null } }).hits;
+		expect(`${hits[0]!.sessionId}/${hits[0]!.entryId}`).toBe(`${EXPLAINED}/e4`);
+		expect(`${hits[1]!.sessionId}/${hits[1]!.entryId}`).toBe(`${EXPLAINED}/e3`);
+		// Then the routine checks in the order of their logs' own relevance: the ones whose turns were
+		// not looked at (the least relevant) count as routine too, and do not jump ahead of those that were.
+		expect(hits[2]!.sessionId).toBe("00000100-0000-4000-8000-000000000000");
+	});
+
 	test("a problem taken up again in a later session: the later session's turn ranks first", () => {
 		const hits = run(index.db, "nightly export lock timeout", {}, { scope: { roots: ["/work/app"], current: null } }).hits;
 		expect(hits[0]!.entryId).toBe("g1");
 		expect(hits[0]!.turn?.outcome?.entryId).toBe("g2");
-		// Alone, the earlier session's question is first.
+		// Alone, the earlier session's explanation is first (its turn ends in "Done."), then its question.
 		const alone = run(index.db, "nightly export lock timeout", { sessionIds: ["0000000f-0000-4000-8000-000000000000"] }).hits;
-		expect(alone[0]!.entryId).toBe("f1");
+		expect(alone.map((h) => h.entryId).slice(0, 2)).toEqual(["f2", "f1"]);
 	});
 });
 
@@ -254,7 +369,7 @@ describe("copies fold into the best-ranked hit (issue 34 item 6)", () => {
 		const all = [hits[0]!, ...hits[0]!.duplicates!.ids].map((h) => `${h.sessionId}/${h.entryId}`).sort();
 		expect(all).toEqual([`${A}/r1`, `${B}/s1`, `${C}/s1`]);
 		// Unscoped, the copy in /work/elsewhere counts too.
-		expect(run(index.db, "quarkflux").hits[0]!.duplicates?.count).toBe(3);
+		expect(run(index.db, "quarkflux").hits.find((h) => h.duplicates)?.duplicates?.count).toBe(3);
 		expect(renderHits(hits, { color: false })).toContain("= 2 identical copies folded in:");
 	});
 

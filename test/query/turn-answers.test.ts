@@ -9,8 +9,10 @@ import {
 	answerOf,
 	answerRelevance,
 	EVIDENCE_SHARE,
+	isStatusLine,
 	outcomeOf,
 	SINGLE_EVIDENCE_SHARE,
+	STATUS_LINE_CHARS,
 	type TurnMember,
 	turnEvidence,
 } from "../../src/query/turn-answers.ts";
@@ -79,5 +81,25 @@ describe("evidence and the answer's place", () => {
 		const log = { evidence: 40, members: [member(1, 10, "tool.result", 20), member(2, 10, "user.text", 20)] };
 		expect(answerRelevance(log)).toBeLessThan(20);
 		expect(answerRelevance(log)).toBeGreaterThan(19.9);
+	});
+
+	test("a turn that ends in a status line: its answer ranks above the question that alone matched, and above a log", () => {
+		const alone = { evidence: 20, members: [member(1, 10, "user.text", 20)] };
+		expect(answerRelevance(alone, true)).toBeCloseTo(ANSWER_SHARE * 20);
+		const log = { evidence: 40, members: [member(1, 10, "tool.result", 20), member(2, 10, "user.text", 20)] };
+		expect(answerRelevance(log, true)).toBeGreaterThan(20);
+	});
+});
+
+describe("a status line", () => {
+	test("a short last text after a longer answer; not the answer itself, not a summary as long as its answer", () => {
+		const answer = text(1, 2, 480);
+		expect(isStatusLine(text(2, 5, 17), answer)).toBe(true);
+		expect(isStatusLine(answer, answer)).toBe(false);
+		expect(isStatusLine(text(2, 5, STATUS_LINE_CHARS), text(1, 2, 4000))).toBe(false);
+		// Short, but as long as the answer: the outcome says as much.
+		expect(isStatusLine(text(2, 5, 90), text(1, 2, 150))).toBe(false);
+		expect(isStatusLine(null, answer)).toBe(false);
+		expect(isStatusLine(text(2, 5, 17), null)).toBe(false);
 	});
 });

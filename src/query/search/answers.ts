@@ -5,81 +5,168 @@
  * which of the turn's events held the words.
  */
 import type { EventTurnRow, RankedRow, ScopedSearch } from "../../gate/gate.ts";
+import type { TurnReads } from "../../gate/turns.ts";
 import {
-	ANSWER_LENGTH_CAP,
+	EVIDENCE_SHARE,
 	type AnswerCandidate,
 	answerOf,
 	answerRelevance,
+	isStatusLine,
 	outcomeOf,
 	QUESTION_KINDS,
 	TURN_CANDIDATES,
 	TURNS_ANSWERED,
+	turnKey,
 	type TurnMember,
 	turnEvidence,
 } from "../turn-answers.ts";
+import type { SemanticKind } from "../../model.ts";
+import { type QueryTerm, termMatch } from "../fts.ts";
 import { bestPerEvent, byRelevance } from "./order.ts";
 
 /** A candidate that is there for its turn: for each query term, the events of the turn that hold it (entry ids). */
 export type TurnMatches = Map<number, { foundIn: string[][] }>;
 
+/** A turn looked at for its answer: its evidence, its own texts and those of its follow-up turns. */
+interface AnsweredTurn {
+	turn: { sessionKey: number; turnSeq: number; evidence: number; members: TurnMember[] };
+	texts: AnswerCandidate[];
+	candidates: AnswerCandidate[];
+}
+
+/** What the answers stage reads once: the best events, their turns and kinds, and the turns looked at. */
+interface Matched {
+	best: RankedRow[];
+	bestRowOf: Map<number, RankedRow>;
+	turns: Map<number, EventTurnRow>;
+	answered: AnsweredTurn[];
+}
+
 /**
  * Raise or add each matched turn's answer (the TURNS_ANSWERED turns of best evidence among the
- * TURN_CANDIDATES best events). Leaves `rows` sorted best first; returns the answers added, by event key.
+ * TURN_CANDIDATES best events), after weighing the logs among the WEIGHED_LOG_EVENTS best events
+ * by their turns. Leaves `rows` sorted best first; returns the answers added, by event key.
  */
-export function answerTurns(scoped: ScopedSearch, rows: RankedRow[], terms: number): TurnMatches {
+export function answerTurns(scoped: ScopedSearch, rows: RankedRow[], queryTerms: readonly QueryTerm[]): TurnMatches {
 	const added: TurnMatches = new Map();
-	const best = bestPerEvent(rows).sort(byRelevance).slice(0, TURN_CANDIDATES);
-	if (best.length === 0) return added;
+	const weighed = bestPerEvent(rows).sort(byRelevance).slice(0, WEIGHED_LOG_EVENTS);
+	if (weighed.length === 0) return added;
 	const reads = scoped.turns();
+	const kindOf = scoped.kinds(weighed);
+	const matched = matchedTurns(reads, weighed.slice(0, TURN_CANDIDATES), kindOf);
+	// Only turns that were answered can have been taken up again.
+	const supersededBy = takenUpAgain(
+		matched.answered.filter((a) => a.texts.length > 0).map((a) => a.turn),
+		matched.turns,
+		matched.bestRowOf,
+	);
+	const spoken = reads.conversationTerms(
+		matched.answered.map((a) => matched.turns.get(a.turn.members[0]!.eventKey)!),
+		queryTerms.map(termMatch),
+	);
+	const logGains = weighLogs(matched.answered, (turn) => (spoken.get(turnKey(turn.sessionKey, turn.turnSeq))?.size ?? 0) / queryTerms.length);
+	// The logs among the best events whose turn was not looked at count as a routine check's.
+	for (const r of weighed) if (!logGains.has(r.event_key) && OUTPUT_KINDS.has(kindOf.get(r.frag_key) ?? "")) logGains.set(r.event_key, ROUTINE_LOG_GAIN);
+	for (const r of rows) r.relevance *= logGains.get(r.event_key) ?? 1;
+	const logsCommon = matched.answered.filter((a) => OUTPUT_KINDS.has(a.turn.members[0]!.kind)).length >= COMMON_LOG_TURNS;
+	for (const answered of matched.answered) {
+		const later = supersededBy.get(answered.turn);
+		const laterTop = later ? matched.bestRowOf.get(later.members[0]!.eventKey) : undefined;
+		const joined = placeAnswer(answered, matched, { logsCommon, laterTop });
+		if (joined === null) continue;
+		rows.push(joined);
+		// Each matching event holds every term (an event match).
+		const ids = answered.turn.members.map((m) => matched.turns.get(m.eventKey)!.entry_id);
+		added.set(joined.event_key, { foundIn: Array.from({ length: queryTerms.length }, () => ids) });
+	}
+	rows.sort(byRelevance);
+	return added;
+}
+
+/** The turns of the best events, with their evidence; the TURNS_ANSWERED best with their answers' candidates. */
+function matchedTurns(reads: TurnReads, best: RankedRow[], kindOf: Map<number, SemanticKind>): Matched {
 	const turns = reads.turnsOfEvents(best.map((r) => r.event_key));
-	const kindOf = scoped.kinds(best);
 	const members: TurnMember[] = [];
 	for (const r of best) {
 		const turn = turns.get(r.event_key);
 		const kind = kindOf.get(r.frag_key);
 		if (turn && kind) members.push({ eventKey: r.event_key, sessionKey: r.session_key, turnSeq: turn.turn_seq, kind, relevance: r.relevance });
 	}
-	const bestRowOf = new Map(best.map((r) => [r.event_key, r]));
 	const evidence = [...turnEvidence(members).values()].sort((a, b) => b.evidence - a.evidence).slice(0, TURNS_ANSWERED);
-	const answered = evidence.map((turn) => ({
-		turn,
-		texts: reads.turnAnswers(turns.get(turn.members[0]!.eventKey)!).map((a) => ({
-			eventKey: a.event_key,
-			fragKey: a.frag_key,
-			seq: a.seq,
-			length: a.length,
-			changesFiles: a.changes === 1,
-			selected: a.selected === 1,
-		})),
-	}));
-	// Only turns that were answered can have been taken up again.
-	takenUpAgain(
-		answered.filter((a) => a.texts.length > 0).map((a) => a.turn),
-		turns,
-		bestRowOf,
-	);
-	explainedLogs(answered, bestRowOf);
-	for (const { turn, texts } of answered) {
-		const answer = answerOf(texts);
-		// A turn that ends in its answer shows it already: every hit of the turn carries it as its outcome.
-		if (!answer || answer.eventKey === outcomeOf(texts)?.eventKey) continue;
-		const relevance = belowNextTurn(answerRelevance(turn), turn.members[0]!, best, turns);
-		const row = bestRowOf.get(answer.eventKey);
-		if (row) {
-			row.relevance = Math.max(row.relevance, relevance);
-			continue;
-		}
-		// An answer that did not match joins only a turn whose question matched: a log or a call that
-		// matches alone is what a query made of its words looks for, and its turn's answer is its outcome.
-		if (!QUESTION_KINDS.has(turn.members[0]!.kind)) continue;
-		const time = bestRowOf.get(turn.members[0]!.eventKey)?.ts_ms;
-		rows.push({ frag_key: answer.fragKey, relevance, weight: 1, length: answer.length, event_key: answer.eventKey, session_key: turn.sessionKey, ts_ms: time });
-		// Each matching event holds every term (an event match).
-		const ids = turn.members.map((m) => turns.get(m.eventKey)!.entry_id);
-		added.set(answer.eventKey, { foundIn: Array.from({ length: terms }, () => ids) });
+	const answered = evidence.map((turn) => {
+		const row = turns.get(turn.members[0]!.eventKey)!;
+		const texts = textsOf(reads, row);
+		return { turn, texts, candidates: [...texts, ...followUpTexts(reads, row)] };
+	});
+	return { best, bestRowOf: new Map(best.map((r) => [r.event_key, r])), turns, answered };
+}
+
+/**
+ * Place a turn's answer: raise it when it matched itself, or return it as a row to join the
+ * candidates (a turn match); null when its turn ends in it (every hit of the turn shows it as
+ * the outcome) or it may not join.
+ */
+function placeAnswer(
+	{ turn, texts, candidates }: AnsweredTurn,
+	{ best, bestRowOf, turns }: Matched,
+	context: { logsCommon: boolean; laterTop: RankedRow | undefined },
+): RankedRow | null {
+	const answer = answerOf(candidates);
+	const outcome = outcomeOf(texts);
+	if (!answer || answer.eventKey === outcome?.eventKey) return null;
+	const top = turn.members[0]!;
+	// A log that matched alone is what a query made of its words looks for, unless the same words
+	// fill the logs of many turns: then the turn's explanation is the answer, not a log.
+	const statusLine = isStatusLine(outcome, answer) && (QUESTION_KINDS.has(top.kind) || context.logsCommon);
+	let relevance = belowNextTurn(answerRelevance(turn, statusLine), top, best, turns);
+	// An answer that did not settle the problem (it was taken up again later) ranks below the later turn's question.
+	if (context.laterTop) relevance = Math.min(relevance, context.laterTop.relevance * NEXT_TURN_BELOW);
+	const row = bestRowOf.get(answer.eventKey);
+	if (row) {
+		row.relevance = Math.max(row.relevance, relevance);
+		return null;
 	}
-	rows.sort(byRelevance);
-	return added;
+	// An answer that did not match joins only a turn whose question matched, or one that ends in a
+	// status line: a log or a call that matches alone is what a query made of its words looks for,
+	// and its hit shows its turn's outcome, unless that says nothing.
+	if (!QUESTION_KINDS.has(top.kind) && !statusLine) return null;
+	const time = bestRowOf.get(top.eventKey)?.ts_ms;
+	return { frag_key: answer.fragKey, relevance, weight: 1, length: answer.length, event_key: answer.eventKey, session_key: turn.sessionKey, ts_ms: time };
+}
+
+/** A turn's assistant texts, as candidates for its answer. */
+function textsOf(reads: TurnReads, turn: Pick<EventTurnRow, "session_key" | "session_id" | "turn_seq">): AnswerCandidate[] {
+	return reads.turnAnswers(turn).map((a) => ({
+		eventKey: a.event_key,
+		fragKey: a.frag_key,
+		seq: a.seq,
+		length: a.length,
+		changesFiles: a.changes === 1,
+		selected: a.selected === 1,
+	}));
+}
+
+/** A prompt of at most this many characters that follows a turn continues it ("ok, fix it", "go on, check the database side"). */
+export const FOLLOW_UP_PROMPT_CHARS = 160;
+/** At most this many follow-up turns are read for a turn's answer. */
+export const FOLLOW_UP_TURNS = 2;
+
+/**
+ * The texts of the turns that continue a turn on its branch: the next turns (at most
+ * FOLLOW_UP_TURNS) while their prompt is short (FOLLOW_UP_PROMPT_CHARS), which asks to go on rather
+ * than states a new problem. The answer to a problem is often given there: after "go on" or a
+ * compaction, or with the fix after "ok, fix it".
+ */
+function followUpTexts(reads: TurnReads, turn: EventTurnRow): AnswerCandidate[] {
+	const texts: AnswerCandidate[] = [];
+	let at: Pick<EventTurnRow, "session_key" | "session_id" | "turn_seq"> = turn;
+	for (let i = 0; i < FOLLOW_UP_TURNS; i++) {
+		const next = reads.nextTurn(at);
+		if (next === null || next.prompt_length > FOLLOW_UP_PROMPT_CHARS) break;
+		at = { session_key: turn.session_key, session_id: turn.session_id, turn_seq: next.turn_seq };
+		texts.push(...textsOf(reads, at));
+	}
+	return texts;
 }
 
 /**
@@ -109,26 +196,30 @@ const TAKEN_UP_SHARE = 0.5;
  * A problem taken up again: when a turn asks (its prompt or its session's name matched best) and a
  * later turn of another session asks the same with at least TAKEN_UP_SHARE of its evidence, the
  * earlier answer did not settle it: the later turn's best event ranks just above the earlier
- * turn's, and its evidence with it (its answer follows).
+ * turn's, and its evidence with it (its answer follows). Returns the later turn of each earlier
+ * one taken up again.
  */
-function takenUpAgain(
-	turns: { sessionKey: number; evidence: number; members: TurnMember[] }[],
+function takenUpAgain<T extends { sessionKey: number; evidence: number; members: TurnMember[] }>(
+	turns: T[],
 	rows: Map<number, EventTurnRow>,
 	bestRowOf: Map<number, RankedRow>,
-): void {
+): Map<T, T> {
+	const supersededBy = new Map<T, T>();
 	const asks = turns.filter((t) => QUESTION_KINDS.has(t.members[0]!.kind));
 	const timeOf = (t: { members: TurnMember[] }) => rows.get(t.members[0]!.eventKey)?.ts_ms ?? null;
 	for (const earlier of asks) {
 		const since = timeOf(earlier);
 		if (since === null) continue;
-		let latest: (typeof asks)[number] | null = null;
+		let latest: T | null = null;
 		for (const later of asks) {
 			const at = timeOf(later);
 			if (later === earlier || later.sessionKey === earlier.sessionKey || at === null || at <= since) continue;
 			if (later.evidence < TAKEN_UP_SHARE * earlier.evidence) continue;
 			if (latest === null || at > (timeOf(latest) ?? 0)) latest = later;
 		}
-		if (latest === null || latest.evidence > earlier.evidence) continue;
+		if (latest === null) continue;
+		supersededBy.set(earlier, latest);
+		if (latest.evidence > earlier.evidence) continue;
 		const top = bestRowOf.get(latest.members[0]!.eventKey);
 		const over = bestRowOf.get(earlier.members[0]!.eventKey);
 		if (!top || !over || top.relevance >= over.relevance) continue;
@@ -140,27 +231,48 @@ function takenUpAgain(
 		}
 		latest.evidence *= raise;
 	}
+	return supersededBy;
 }
 
 const ABOVE = 1.001;
 
 /** Output kinds: evidence of what happened, weighed by what their turn made of it. */
-const EXPLAINED_LOG_SHARE = 0.5;
 const OUTPUT_KINDS = new Set(["tool.result", "bash.output"]);
+/** Logs are common to a query when they are the best match of this many of its best turns (of TURNS_ANSWERED). */
+const COMMON_LOG_TURNS = 4;
+/** How much a log gains when its turn's conversation (prompt, texts, calls) holds every query word. */
+const SPOKEN_WEIGHT = 1;
+/** How much a log gains when its turn's answer is substantial (SUBSTANCE_CHARS or more). */
+const EXPLAINED_LOG_SHARE = 2;
+/** An answer of this many characters explains; a shorter one is weighed by its share of them. */
+const SUBSTANCE_CHARS = 400;
+
+/** The best this many events are weighed (a log among them whose turn was not looked at: ROUTINE_LOG_GAIN). */
+const WEIGHED_LOG_EVENTS = 200;
+/** What a log keeps of its relevance when its turn neither spoke of the words nor explained anything. */
+const ROUTINE_LOG_GAIN = 1 / ((1 + SPOKEN_WEIGHT) * (1 + EXPLAINED_LOG_SHARE));
 
 /**
- * A log that led to an explanation is better evidence than the same words in a turn that ended in
- * a one-line verdict: the output that matched best in a turn gains up to EXPLAINED_LOG_SHARE by
- * the substance of its turn's answer (its length up to ANSWER_LENGTH_CAP). On the answers
- * evaluation: noisy-logs answer@1 9.1% → 18.2% (0.3, 0.6 and 1.0 alike); the known-item groups unchanged.
+ * A log is evidence of what happened, weighed by what its turn made of it: it keeps its relevance
+ * in a turn whose conversation (prompt, texts, calls) holds every query word (the person described
+ * the problem, the assistant talked about it) and whose answer explains at length
+ * (SUBSTANCE_CHARS), and down to ROUTINE_LOG_GAIN in a routine check that ended in a one-line
+ * verdict, by SPOKEN_WEIGHT for the words and EXPLAINED_LOG_SHARE for the substance. Returns each
+ * weighed log's gain by event key; the turns' evidence and members are weighed with them (their
+ * answers rank with the evidence as weighed).
  */
-function explainedLogs(answered: { turn: { members: TurnMember[] }; texts: AnswerCandidate[] }[], bestRowOf: Map<number, RankedRow>): void {
-	for (const { turn, texts } of answered) {
-		const top = turn.members[0]!;
-		if (!OUTPUT_KINDS.has(top.kind)) continue;
-		const answer = answerOf(texts);
-		const substance = answer === null ? 0 : Math.min(answer.length, ANSWER_LENGTH_CAP) / ANSWER_LENGTH_CAP;
-		const row = bestRowOf.get(top.eventKey);
-		if (row) row.relevance *= 1 + EXPLAINED_LOG_SHARE * substance;
+function weighLogs(answered: AnsweredTurn[], spokenShare: (turn: { sessionKey: number; turnSeq: number }) => number): Map<number, number> {
+	const gains = new Map<number, number>();
+	for (const { turn, candidates } of answered) {
+		const answer = answerOf(candidates);
+		const substance = answer === null ? 0 : Math.min(answer.length, SUBSTANCE_CHARS) / SUBSTANCE_CHARS;
+		const gain = (1 + SPOKEN_WEIGHT * spokenShare(turn)) * (1 + EXPLAINED_LOG_SHARE * substance) * ROUTINE_LOG_GAIN;
+		for (const [i, m] of turn.members.entries()) {
+			if (!OUTPUT_KINDS.has(m.kind)) continue;
+			turn.evidence -= (i === 0 ? 1 : EVIDENCE_SHARE) * m.relevance * (1 - gain);
+			m.relevance *= gain;
+			gains.set(m.eventKey, gain);
+		}
 	}
+	return gains;
 }

@@ -8,7 +8,7 @@
  * and newer ones first.
  */
 import type { RankedRow, ScopedSearch } from "../../gate/gate.ts";
-import type { ParsedQuery } from "../fts.ts";
+import { type ParsedQuery, termMatch } from "../fts.ts";
 import { answerOf, outcomeOf } from "../turn-answers.ts";
 import type { TurnMatches } from "./answers.ts";
 import { bestPerEvent } from "./order.ts";
@@ -25,7 +25,7 @@ export function turnWindowMatches(scoped: ScopedSearch, query: ParsedQuery, rows
 	const events = bestPerEvent(rows);
 	if (events.length >= limit) return;
 	const reads = scoped.turns();
-	const exprs = query.terms.map((t) => (t.alternatives.length === 1 ? t.alternatives[0]! : `(${t.alternatives.join(" OR ")})`));
+	const exprs = query.terms.map(termMatch);
 	const window = reads.turnWindow(exprs, TURN_WINDOW_TERM_CAP, TURN_WINDOW_SESSIONS);
 	if (window.length === 0) return;
 	// A turn that already has an event match is that match's.

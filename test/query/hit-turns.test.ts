@@ -20,6 +20,7 @@ const H = "00000013-0000-4000-8000-000000000000";
 const FOLLOW = "00000014-0000-4000-8000-000000000000";
 const NEW_PROBLEM = "00000015-0000-4000-8000-000000000000";
 const EXPLAINED = "00000016-0000-4000-8000-000000000000";
+const CALLER_FOLLOW = "00000017-0000-4000-8000-000000000000";
 const t = (s: number) => new Date(Date.UTC(2026, 9, 1, 10, 0, s)).toISOString();
 const LOG = "worker boot sequence: quarkflux cache warmed, 412 entries, listening on :8080";
 const LONG = `The cause: the retry decorator wrapped the task twice, so each countdown scheduled a second run. ${"Details of the fix follow. ".repeat(30)}`;
@@ -191,6 +192,23 @@ beforeAll(() => {
 			assistantEntry("e5", "e4", t(134), "Done."),
 		],
 	});
+	// A calling session whose follow-up turn (with the explanation) comes after the invocation cutoff.
+	writeSession(sessions, {
+		id: CALLER_FOLLOW,
+		cwd: "/work/app",
+		entries: [
+			userEntry("k1", null, t(70), "the glimmerwort deploy hangs"),
+			assistantEntry("k2", "k1", t(71), "Checking."),
+			assistantEntry("k3", "k2", t(72), null, [{ id: "call_gw", name: "event_search", arguments: { query: "glimmerwort" } }]),
+			userEntry("k5", "k3", t(74), "go on"),
+			assistantEntry(
+				"k6",
+				"k5",
+				t(75),
+				`It hangs because the migration lock is never released: ${"the runner takes the lock before the health check and exits early on a timeout, ".repeat(3)}`,
+			),
+		],
+	});
 	// The calling session: the search runs in c2's tool call; c3 comes after it.
 	writeSession(sessions, {
 		id: "0000000e-0000-4000-8000-000000000000",
@@ -257,6 +275,15 @@ describe("ranking that answers", () => {
 		// A long prompt after the turn states a new problem: its answer is not this turn's.
 		const other = run(index.db, "billing digest empty", { sessionIds: [NEW_PROBLEM] }).hits;
 		expect(other.map((h) => h.entryId)).not.toContain("q1");
+	});
+
+	test("in the calling session, a follow-up turn after the invocation cutoff gives no answer", () => {
+		const unscoped = run(index.db, "glimmerwort deploy", { sessionIds: [CALLER_FOLLOW] }).hits;
+		expect(unscoped[0]!.entryId).toBe("k6");
+		const scope: Scope = { roots: ["/work/app"], current: { sessionId: CALLER_FOLLOW, sessionFile: null, toolCallId: "call_gw" } };
+		const hits = run(index.db, "glimmerwort deploy", { sessionIds: [CALLER_FOLLOW] }, { scope }).hits;
+		expect(hits.map((h) => h.entryId)).toEqual(["k1"]);
+		expect(hits[0]!.turn?.outcome?.entryId).toBe("k2");
 	});
 
 	test("a log in the turn that explained it ranks above the same log in routine checks, also those whose turns were not looked at", () => {

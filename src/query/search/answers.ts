@@ -219,7 +219,8 @@ function takenUpAgain<T extends { sessionKey: number; evidence: number; members:
 		}
 		if (latest === null) continue;
 		supersededBy.set(earlier, latest);
-		if (latest.evidence > earlier.evidence) continue;
+		// Raised when its best event ranks below the earlier turn's (whatever their evidence: an
+		// answer that matched too makes the later turn's evidence, not its question, the greater).
 		const top = bestRowOf.get(latest.members[0]!.eventKey);
 		const over = bestRowOf.get(earlier.members[0]!.eventKey);
 		if (!top || !over || top.relevance >= over.relevance) continue;

@@ -21,6 +21,7 @@ const FOLLOW = "00000014-0000-4000-8000-000000000000";
 const NEW_PROBLEM = "00000015-0000-4000-8000-000000000000";
 const EXPLAINED = "00000016-0000-4000-8000-000000000000";
 const CALLER_FOLLOW = "00000017-0000-4000-8000-000000000000";
+const INVESTIGATED = "00000018-0000-4000-8000-000000000000";
 const t = (s: number) => new Date(Date.UTC(2026, 9, 1, 10, 0, s)).toISOString();
 const LOG = "worker boot sequence: quarkflux cache warmed, 412 entries, listening on :8080";
 const LONG = `The cause: the retry decorator wrapped the task twice, so each countdown scheduled a second run. ${"Details of the fix follow. ".repeat(30)}`;
@@ -192,6 +193,41 @@ beforeAll(() => {
 			assistantEntry("e5", "e4", t(134), "Done."),
 		],
 	});
+	// The same log in routine checks and in an investigation whose answer came in a follow-up turn.
+	for (let i = 0; i < 5; i++) {
+		writeSession(sessions, {
+			id: `000002${String(i).padStart(2, "0")}-0000-4000-8000-000000000000`,
+			cwd: "/work/sockets",
+			entries: [
+				userEntry("r1", null, t(200 + i), "morning check of the edge logs"),
+				assistantEntry("r2", "r1", t(200 + i), null, [{ id: "call_r", name: "bash", arguments: { command: "kubectl logs edge" } }]),
+				toolResultEntry("r3", "r2", t(200 + i), "call_r", "bash", `ERR quillfin socket reset by peer (conn ${i})`),
+				assistantEntry("r4", "r3", t(200 + i), "A few resets, nothing unusual."),
+			],
+		});
+	}
+	writeSession(sessions, {
+		id: INVESTIGATED,
+		cwd: "/work/sockets",
+		entries: [
+			userEntry("i1", null, t(220), "Uploads through the edge keep failing halfway, can you look?"),
+			assistantEntry("i2", "i1", t(221), null, [{ id: "call_i", name: "bash", arguments: { command: "kubectl logs edge --since 2h" } }]),
+			toolResultEntry("i3", "i2", t(222), "call_i", "bash", "ERR quillfin socket reset by peer (conn 9)"),
+			assistantEntry(
+				"i4",
+				"i3",
+				t(223),
+				"The failures line up with the socket resets in the edge log, every one of them during an upload that runs longer than a minute. That narrows it to a timeout somewhere between the edge and the upstream.",
+			),
+			userEntry("i5", "i4", t(224), "go on"),
+			assistantEntry(
+				"i6",
+				"i5",
+				t(225),
+				`The edge closes idle upstream sockets after 60 seconds: ${"an upload that streams slower than the buffer fills leaves the upstream socket idle, and the edge resets it, ".repeat(3)}`,
+			),
+		],
+	});
 	// A calling session whose follow-up turn (with the explanation) comes after the invocation cutoff.
 	writeSession(sessions, {
 		id: CALLER_FOLLOW,
@@ -275,6 +311,13 @@ describe("ranking that answers", () => {
 		// A long prompt after the turn states a new problem: its answer is not this turn's.
 		const other = run(index.db, "billing digest empty", { sessionIds: [NEW_PROBLEM] }).hits;
 		expect(other.map((h) => h.entryId)).not.toContain("q1");
+	});
+
+	test("among common logs, a log whose turn went on in a follow-up turn: the answer given there ranks first", () => {
+		const hits = run(index.db, "quillfin socket reset", {}, { scope: { roots: ["/work/sockets"], current: null } }).hits;
+		expect(`${hits[0]!.sessionId}/${hits[0]!.entryId}`).toBe(`${INVESTIGATED}/i6`);
+		expect(hits[0]!.match).toBe("turn");
+		expect(hits[0]!.turn?.prompt.preview).toBe("go on");
 	});
 
 	test("in the calling session, a follow-up turn after the invocation cutoff gives no answer", () => {

@@ -4,13 +4,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Gate } from "../../src/gate/gate.ts";
 import { search } from "../../src/query/search/search.ts";
-import { indexAnswers, loadCases } from "./answers-score.ts";
+import { ANSWERS_SESSIONS, CASES_FILE, indexAnswers, loadCases } from "./answers-score.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "answers-debug-"));
 try {
-	const db = indexAnswers(dir);
-	const cases = loadCases();
-	for (const id of process.argv.slice(2)) {
+	const args = process.argv.slice(2);
+	const opt = (name: string, fallback: string) => (args.includes(`--${name}`) ? args.splice(args.indexOf(`--${name}`), 2)[1]! : fallback);
+	const sessionsDir = opt("sessions", ANSWERS_SESSIONS);
+	const casesFile = opt("cases", CASES_FILE);
+	const db = indexAnswers(dir, sessionsDir);
+	const cases = loadCases(casesFile);
+	for (const id of args) {
 		const c = cases.find((x) => x.id === id)!;
 		console.log(`\n== ${c.id} [${c.kind}] ${JSON.stringify(c.query)}  expected ${c.expected.map((e) => `${e.sessionId.slice(0, 8)}:${e.entryId}`).join(" ")}`);
 		const hits = search(new Gate(db, { roots: [c.root], current: null }), { query: c.query, filters: {}, limit: 8 }).hits;

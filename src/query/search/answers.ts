@@ -117,10 +117,10 @@ function placeAnswer(
 	const top = turn.members[0]!;
 	// A log that matched alone is what a query made of its words looks for, unless the same words
 	// fill the logs of many turns: then the turn's explanation is the answer, not a log.
-	// The turn's hits do not show its answer when its outcome is a status line, or, among common
-	// logs, when the answer came in a follow-up turn (the outcome was a step on the way). A question
-	// whose turn's outcome says something is what a query made of its words looks for.
-	const unshown = isStatusLine(outcome, answer) || (context.logsCommon && !texts.includes(answer));
+	// The turn's hits do not show its answer when its outcome is a status line, or when the answer
+	// came in a follow-up turn (the outcome was a step on the way: "shall I go on?"). A question
+	// whose turn's own outcome concludes it is what a query made of its words looks for.
+	const unshown = isStatusLine(outcome, answer) || !texts.includes(answer);
 	const statusLine = unshown && (QUESTION_KINDS.has(top.kind) || context.logsCommon);
 	let relevance = belowNextTurn(answerRelevance(turn, statusLine), top, best, turns);
 	// An answer that did not settle the problem (it was taken up again later) ranks below the later turn's question.

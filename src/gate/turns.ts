@@ -16,13 +16,16 @@ import {
 	type TurnEventRow,
 	type NextTurnRow,
 	nextTurnRow,
+	fragmentMatches,
+	type TermPromptRow,
+	termPromptRows,
 	turnAnswerRows,
 	turnOutcome,
 	turnPrompt,
 	turnsOfEvents,
 } from "../store/turns.ts";
 
-export type { AnswerRow, EventTurnRow, NextTurnRow, TurnEventRow };
+export type { AnswerRow, EventTurnRow, NextTurnRow, TermPromptRow, TurnEventRow };
 
 /** A hit's turn as read from the index: the prompt (null when the cutoff hides it) and the outcome. */
 export interface TurnRows {
@@ -129,6 +132,24 @@ export class TurnReads {
 			}
 		}
 		return found;
+	}
+
+	/**
+	 * For each term (its MATCH expression), the prompts within the rule and before the cutoff that
+	 * hold it; null for a term more than `scan` fragments hold (common: not looked for).
+	 */
+	promptsHolding(terms: readonly string[], scan: number): (TermPromptRow[] | null)[] {
+		return terms.map((term) => {
+			const match = scopedMatch(term, this.rule, { excludeDerived: true });
+			if (match === null) return [];
+			const rows = termPromptRows(this.db, match, scan);
+			return rows === null ? null : rows.filter((r) => beforeCutoff(this.cutoff, r.session_id, r.turn_seq));
+		});
+	}
+
+	/** Whether a prompt promptsHolding gave holds `match` (a MATCH expression of the caller's words). */
+	promptSays(prompt: TermPromptRow, match: string): boolean {
+		return fragmentMatches(this.db, prompt.frag_key, match);
 	}
 
 	private visible = (r: TermTurnRow): boolean => beforeCutoff(this.cutoff, r.session_id, r.seq);

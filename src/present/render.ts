@@ -56,6 +56,14 @@ interface HitStyle extends Style {
 
 const NAME_CHARS = 48;
 
+/** The earlier question a "later" hit took up: its hit number when shown, else its ids. */
+function laterOf(hits: readonly Hit[], h: Hit): string {
+	const up = h.takesUp;
+	if (!up) return "an earlier question";
+	const at = hits.findIndex((o) => o.sessionId === up.sessionId && o.entryId === up.entryId);
+	return at >= 0 ? `hit ${at + 1}` : `${up.sessionId.slice(0, 8)} ${up.entryId}`;
+}
+
 export function renderHits(unsafeHits: Hit[], style: HitStyle): string {
 	const out: string[] = [];
 	const hits = terminalSafeDeep(unsafeHits);
@@ -65,6 +73,7 @@ export function renderHits(unsafeHits: Hit[], style: HitStyle): string {
 		const when = h.timestamp ? h.timestamp.replace("T", " ").slice(0, 16) : "no time";
 		const flags = [
 			h.match === "turn" ? "turn match: its turn holds the words" : null,
+			h.match === "later" ? `later: took up ${laterOf(hits, h)} again` : null,
 			h.derived ? "derived: a pi-events echo" : null,
 			h.isError ? "error" : null,
 			h.branchState !== "selected" ? h.branchState : null,

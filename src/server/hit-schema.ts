@@ -5,9 +5,12 @@ const TurnEndSchema = v.looseObject({ entryId: v.string(), preview: v.optional(v
 
 export const HIT_ANSWER_FIELDS = {
 	match: v.pipe(
-		v.picklist(["event", "turn"]),
-		v.description('"event": the hit\'s text holds every term; "turn": it is its turn\'s answer, the words were found in the turn (foundIn)'),
+		v.picklist(["event", "turn", "later"]),
+		v.description(
+			'"event": the hit\'s text holds every term; "turn": it is its turn\'s answer, the words were found in the turn (foundIn); "later": the answer of a later session that reported the question takesUp again in other words',
+		),
 	),
+	takesUp: v.optional(v.looseObject({ sessionId: v.string(), entryId: v.string() })),
 	foundIn: v.optional(v.array(v.looseObject({ term: v.string(), entryIds: v.array(v.string()) }))),
 	duplicates: v.optional(
 		v.pipe(

@@ -130,6 +130,38 @@ export function nextTurnRow(db: Database, sessionKey: number, turnSeq: number, b
 
 const NEXT_TURN_PROMPTS = 20;
 
+/** A prompt (its user.text) that holds a term: its turn is its own append position. */
+export interface TermPromptRow {
+	session_key: number;
+	session_id: string;
+	turn_seq: number;
+	entry_id: string;
+	ts_ms: number | null;
+	frag_key: number;
+}
+
+/**
+ * The prompts (not pi-events' echoes) among the fragments that match `match` (a scoped MATCH
+ * expression); null when more than `scan` fragments match (a common term: the prompts among them
+ * are not looked for). Two bounded reads: the count (at most `scan` + 1 rowids), then the prompts.
+ */
+export function termPromptRows(db: Database, match: string, scan: number): TermPromptRow[] | null {
+	const { n } = db.query("SELECT COUNT(*) AS n FROM (SELECT 1 FROM fts WHERE fts MATCH ?1 LIMIT ?2)").get(match, scan + 1) as { n: number };
+	if (n > scan) return null;
+	return db
+		.query(
+			`SELECT f.session_key, s.session_id, e.turn_seq, e.entry_id, e.ts_ms, f.frag_key
+			 FROM fts JOIN fragments f ON f.frag_key = fts.rowid JOIN events e ON e.event_key = f.event_key JOIN sessions s ON s.session_key = f.session_key
+			 WHERE fts MATCH ?1 AND f.kind = 'user.text' AND f.derived = 0 AND e.turn_seq = e.seq`,
+		)
+		.all(match) as TermPromptRow[];
+}
+
+/** Whether fragment `fragKey` matches `match` (one rowid seek). */
+export function fragmentMatches(db: Database, fragKey: number, match: string): boolean {
+	return db.query("SELECT 1 FROM fts WHERE fts MATCH ?1 AND rowid = ?2").get(match, fragKey) !== null;
+}
+
 /** A conversational fragment (prompt, assistant text, tool call) that holds a term, with its turn. */
 export interface TermTurnRow {
 	session_key: number;

@@ -22,6 +22,9 @@ const NEW_PROBLEM = "00000015-0000-4000-8000-000000000000";
 const EXPLAINED = "00000016-0000-4000-8000-000000000000";
 const CALLER_FOLLOW = "00000017-0000-4000-8000-000000000000";
 const INVESTIGATED = "00000018-0000-4000-8000-000000000000";
+const FIRST_REPORT = "00000019-0000-4000-8000-000000000000";
+const REPORTED_AGAIN = "0000001a-0000-4000-8000-000000000000";
+const MENTIONS_ONLY = "0000001b-0000-4000-8000-000000000000";
 const t = (s: number) => new Date(Date.UTC(2026, 9, 1, 10, 0, s)).toISOString();
 const LOG = "worker boot sequence: quarkflux cache warmed, 412 entries, listening on :8080";
 const LONG = `The cause: the retry decorator wrapped the task twice, so each countdown scheduled a second run. ${"Details of the fix follow. ".repeat(30)}`;
@@ -228,6 +231,38 @@ beforeAll(() => {
 			),
 		],
 	});
+	// A problem reported again later in other words ("still"), and a later prompt that shares the
+	// words but is about something else (no word saying the problem is back).
+	writeSession(sessions, {
+		id: FIRST_REPORT,
+		cwd: "/work/cli",
+		entries: [
+			userEntry("s1", null, later(500), "Since 0.9 brisk takes almost two seconds to start, even brisk --help"),
+			assistantEntry("s2", "s1", later(501), `The release profile keeps debug info: ${"a much bigger binary to map at start, ".repeat(5)}`),
+			assistantEntry("s3", "s2", later(502), "Done."),
+		],
+	});
+	writeSession(sessions, {
+		id: REPORTED_AGAIN,
+		cwd: "/work/cli",
+		entries: [
+			userEntry("t1", null, later(900), "Startup is still slow: brisk --help takes over a second on the CI runners"),
+			assistantEntry(
+				"t2",
+				"t1",
+				later(901),
+				`The real cause: the update check runs before argument parsing, ${"a blocking HTTP request on every invocation, ".repeat(5)}`,
+			),
+		],
+	});
+	writeSession(sessions, {
+		id: MENTIONS_ONLY,
+		cwd: "/work/cli",
+		entries: [
+			userEntry("m1", null, later(950), "add a --json flag to brisk help output, two spaces of indent"),
+			assistantEntry("m2", "m1", later(951), `Added the flag: ${"the help printer now renders its table as JSON when asked, ".repeat(5)}`),
+		],
+	});
 	// A calling session whose follow-up turn (with the explanation) comes after the invocation cutoff.
 	writeSession(sessions, {
 		id: CALLER_FOLLOW,
@@ -318,6 +353,28 @@ describe("ranking that answers", () => {
 		expect(`${hits[0]!.sessionId}/${hits[0]!.entryId}`).toBe(`${INVESTIGATED}/i6`);
 		expect(hits[0]!.match).toBe("turn");
 		expect(hits[0]!.turn?.prompt.preview).toBe("go on");
+	});
+
+	test("a later session that reports the problem again in its own words: its answer first, marked as taking up the earlier question", () => {
+		const cli = { scope: { roots: ["/work/cli"], current: null } };
+		const result = run(index.db, "brisk two seconds start", {}, cli);
+		const first = result.hits[0]!;
+		expect(`${first.sessionId}/${first.entryId}`).toBe(`${REPORTED_AGAIN}/t2`);
+		expect(first.match).toBe("later");
+		expect(first.takesUp).toEqual({ sessionId: FIRST_REPORT, entryId: "s1" });
+		expect(first.foundIn?.map((f) => [f.term, f.entryIds])).toEqual([
+			["brisk", ["t1"]],
+			["two", []],
+			["seconds", ["t1"]],
+			["start", []],
+		]);
+		// The earlier question next; the prompt that mentions brisk and help without saying the problem is back never joins.
+		expect(`${result.hits[1]!.sessionId}/${result.hits[1]!.entryId}`).toBe(`${FIRST_REPORT}/s1`);
+		expect(result.hits.map((h) => h.sessionId)).not.toContain(MENTIONS_ONLY);
+		expect(renderHits(result.hits, { color: false })).toContain("[later: took up hit 2 again]");
+		// In the later session's own scope the earlier question is not in scope: nothing to take up.
+		const alone = run(index.db, "brisk two seconds start", { sessionIds: [REPORTED_AGAIN] }).hits;
+		expect(alone.every((h) => h.match !== "later")).toBe(true);
 	});
 
 	test("in the calling session, a follow-up turn after the invocation cutoff gives no answer", () => {

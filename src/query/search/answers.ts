@@ -23,9 +23,11 @@ import {
 import type { SemanticKind } from "../../model.ts";
 import { type QueryTerm, termMatch } from "../fts.ts";
 import { bestPerEvent, byRelevance } from "./order.ts";
+import { laterAnswers, takenUpAgain } from "./taken-up.ts";
+import { followUpTexts, textsOf } from "./turn-texts.ts";
 
 /** A candidate that is there for its turn: for each query term, the events of the turn that hold it (entry ids). */
-export type TurnMatches = Map<number, { foundIn: string[][] }>;
+export type TurnMatches = Map<number, { foundIn: string[][]; takesUp?: { sessionId: string; entryId: string } }>;
 
 /** A turn looked at for its answer: its evidence, its own texts and those of its follow-up turns. */
 interface AnsweredTurn {
@@ -69,9 +71,10 @@ export function answerTurns(scoped: ScopedSearch, rows: RankedRow[], queryTerms:
 	for (const r of weighed) if (!logGains.has(r.event_key) && OUTPUT_KINDS.has(kindOf.get(r.frag_key) ?? "")) logGains.set(r.event_key, ROUTINE_LOG_GAIN);
 	for (const r of rows) r.relevance *= logGains.get(r.event_key) ?? 1;
 	const logsCommon = matched.answered.filter((a) => OUTPUT_KINDS.has(a.turn.members[0]!.kind)).length >= COMMON_LOG_TURNS;
+	const reported = joinLaterAnswers(reads, matched, rows, queryTerms, added);
 	for (const answered of matched.answered) {
 		const later = supersededBy.get(answered.turn);
-		const laterTop = later ? matched.bestRowOf.get(later.members[0]!.eventKey) : undefined;
+		const laterTop = later ? matched.bestRowOf.get(later.members[0]!.eventKey) : reported.get(answered.turn);
 		const joined = placeAnswer(answered, matched, { logsCommon, laterTop });
 		if (joined === null) continue;
 		rows.push(joined);
@@ -81,6 +84,25 @@ export function answerTurns(scoped: ScopedSearch, rows: RankedRow[], queryTerms:
 	}
 	rows.sort(byRelevance);
 	return added;
+}
+
+/**
+ * The answers of later sessions that reported an answered question again in other words
+ * (taken-up.ts laterAnswers) join the candidates (raised, when one matched already), marked as
+ * such in `added`. Returns each one's row by the earlier turn it takes up.
+ */
+function joinLaterAnswers(reads: TurnReads, matched: Matched, rows: RankedRow[], terms: readonly QueryTerm[], added: TurnMatches): Map<object, RankedRow> {
+	const asks = matched.answered.filter((a) => a.texts.length > 0);
+	const byEarlier = new Map<object, RankedRow>();
+	for (const later of laterAnswers(reads, asks, matched.turns, matched.bestRowOf, terms)) {
+		byEarlier.set(later.earlier, later.row);
+		const own = rows.filter((r) => r.event_key === later.row.event_key);
+		for (const r of own) r.relevance = Math.max(r.relevance, later.row.relevance);
+		if (own.length > 0) continue;
+		rows.push(later.row);
+		added.set(later.row.event_key, { foundIn: later.foundIn, takesUp: later.takesUp });
+	}
+	return byEarlier;
 }
 
 /** The turns of the best events, with their evidence; the TURNS_ANSWERED best with their answers' candidates. */
@@ -138,41 +160,6 @@ function placeAnswer(
 	return { frag_key: answer.fragKey, relevance, weight: 1, length: answer.length, event_key: answer.eventKey, session_key: turn.sessionKey, ts_ms: time };
 }
 
-/** A turn's assistant texts, as candidates for its answer. */
-function textsOf(reads: TurnReads, turn: Pick<EventTurnRow, "session_key" | "session_id" | "turn_seq">): AnswerCandidate[] {
-	return reads.turnAnswers(turn).map((a) => ({
-		eventKey: a.event_key,
-		fragKey: a.frag_key,
-		seq: a.seq,
-		length: a.length,
-		changesFiles: a.changes === 1,
-		selected: a.selected === 1,
-	}));
-}
-
-/** A prompt of at most this many characters that follows a turn continues it ("ok, fix it", "go on, check the database side"). */
-export const FOLLOW_UP_PROMPT_CHARS = 160;
-/** At most this many follow-up turns are read for a turn's answer. */
-export const FOLLOW_UP_TURNS = 2;
-
-/**
- * The texts of the turns that continue a turn on its branch: the next turns (at most
- * FOLLOW_UP_TURNS) while their prompt is short (FOLLOW_UP_PROMPT_CHARS), which asks to go on rather
- * than states a new problem. The answer to a problem is often given there: after "go on" or a
- * compaction, or with the fix after "ok, fix it".
- */
-function followUpTexts(reads: TurnReads, turn: EventTurnRow): AnswerCandidate[] {
-	const texts: AnswerCandidate[] = [];
-	let at: Pick<EventTurnRow, "session_key" | "session_id" | "turn_seq"> = turn;
-	for (let i = 0; i < FOLLOW_UP_TURNS; i++) {
-		const next = reads.nextTurn(at);
-		if (next === null || next.prompt_length > FOLLOW_UP_PROMPT_CHARS) break;
-		at = { session_key: turn.session_key, session_id: turn.session_id, turn_seq: next.turn_seq };
-		texts.push(...textsOf(reads, at));
-	}
-	return texts;
-}
-
 /**
  * An answer that ranks below its turn's best event also ranks below the best event of the next
  * turn: it stands with its turn, and does not push another turn's best match down (a later
@@ -192,54 +179,6 @@ function belowNextTurn(relevance: number, top: TurnMember, best: readonly Ranked
 }
 
 const NEXT_TURN_BELOW = 0.999;
-
-/** A later turn whose question matches at least this share of an earlier one's evidence took the problem up again. */
-const TAKEN_UP_SHARE = 0.5;
-
-/**
- * A problem taken up again: when a turn asks (its prompt or its session's name matched best) and a
- * later turn of another session asks the same with at least TAKEN_UP_SHARE of its evidence, the
- * earlier answer did not settle it: the later turn's best event ranks just above the earlier
- * turn's, and its evidence with it (its answer follows). Returns the later turn of each earlier
- * one taken up again.
- */
-function takenUpAgain<T extends { sessionKey: number; evidence: number; members: TurnMember[] }>(
-	turns: T[],
-	rows: Map<number, EventTurnRow>,
-	bestRowOf: Map<number, RankedRow>,
-): Map<T, T> {
-	const supersededBy = new Map<T, T>();
-	const asks = turns.filter((t) => QUESTION_KINDS.has(t.members[0]!.kind));
-	const timeOf = (t: { members: TurnMember[] }) => rows.get(t.members[0]!.eventKey)?.ts_ms ?? null;
-	for (const earlier of asks) {
-		const since = timeOf(earlier);
-		if (since === null) continue;
-		let latest: T | null = null;
-		for (const later of asks) {
-			const at = timeOf(later);
-			if (later === earlier || later.sessionKey === earlier.sessionKey || at === null || at <= since) continue;
-			if (later.evidence < TAKEN_UP_SHARE * earlier.evidence) continue;
-			if (latest === null || at > (timeOf(latest) ?? 0)) latest = later;
-		}
-		if (latest === null) continue;
-		supersededBy.set(earlier, latest);
-		// Raised when its best event ranks below the earlier turn's (whatever their evidence: an
-		// answer that matched too makes the later turn's evidence, not its question, the greater).
-		const top = bestRowOf.get(latest.members[0]!.eventKey);
-		const over = bestRowOf.get(earlier.members[0]!.eventKey);
-		if (!top || !over || top.relevance >= over.relevance) continue;
-		const raise = (over.relevance * ABOVE) / top.relevance;
-		for (const m of latest.members) {
-			const row = bestRowOf.get(m.eventKey);
-			if (row) row.relevance *= raise;
-			m.relevance *= raise;
-		}
-		latest.evidence *= raise;
-	}
-	return supersededBy;
-}
-
-const ABOVE = 1.001;
 
 /** Output kinds: evidence of what happened, weighed by what their turn made of it. */
 const OUTPUT_KINDS = new Set(["tool.result", "bash.output"]);

@@ -52,8 +52,9 @@ export function buildHits(rows: readonly CandidateRow[], ctx: HitContext): Hit[]
 		hit.turn = turns[i] ?? null;
 		const byTurn = ctx.turnMatches?.get(row.event_key);
 		if (byTurn) {
-			hit.match = "turn";
+			hit.match = byTurn.takesUp ? "later" : "turn";
 			hit.foundIn = ctx.terms.map((t, i) => ({ term: t.text, entryIds: byTurn.foundIn[i] ?? [] }));
+			if (byTurn.takesUp) hit.takesUp = byTurn.takesUp;
 		}
 		const copies = ctx.duplicates?.get(row.event_key);
 		if (copies) hit.duplicates = copies;

@@ -80,11 +80,15 @@ export interface Hit {
 	/**
 	 * "event": the hit's own text holds every query term. "turn": the hit is there for its turn: it
 	 * is the turn's answer, and the words were found in other events of the turn (`foundIn`).
+	 * "later": the answer of a later session whose first report of the problem holds at least half
+	 * the words (`foundIn`: its prompt, for the words it holds), taking up the question `takesUp`.
 	 */
-	match: "event" | "turn";
+	match: "event" | "turn" | "later";
+	/** With match "later": the earlier question (a hit of the same answer) that this turn took up again. */
+	takesUp?: { sessionId: string; entryId: string };
 	/** In-scope events whose output (tool result, shell output) is byte-identical to this hit's, folded into it (at most 20 ids). */
 	duplicates?: Duplicates;
-	/** With match "turn": for each query term, the events of the hit's turn that hold it. */
+	/** With match "turn": for each query term, the events of the hit's turn that hold it; with "later", the later prompt when it holds it. */
 	foundIn?: { term: string; entryIds: string[] }[];
 }
 

@@ -16,10 +16,12 @@ import {
 	type TurnEventRow,
 	type NextTurnRow,
 	nextTurnRow,
+	conversationHolds,
 	fragmentMatches,
 	type TermPromptRow,
 	termPromptRows,
 	turnAnswerRows,
+	turnConversationSpan,
 	turnOutcome,
 	turnPrompt,
 	turnsOfEvents,
@@ -40,9 +42,6 @@ export interface WindowTurn {
 	turn_seq: number;
 	foundIn: string[][];
 }
-
-/** conversationTerms reads at most this many fragments of one term in one session (a bound; enough for any turn's). */
-const CONVERSATION_ROWS_PER_SESSION = 5000;
 
 export class TurnReads {
 	constructor(
@@ -116,20 +115,21 @@ export class TurnReads {
 
 	/**
 	 * Which terms (`terms`: each term's MATCH expression) the conversation of each of these turns
-	 * holds (prompt, assistant texts, tool calls; not output, not echoes): term indexes by
-	 * `session_key:turn_seq`. One read per term and session, within the session's fragments only.
+	 * holds (prompt, assistant texts, tool calls; not output, not echoes), before the cutoff: term
+	 * indexes by `session_key:turn_seq`. Bounded by the turns: one seek for the rowids a turn's
+	 * conversation spans, then one seek per term within them.
 	 */
-	conversationTerms(turns: readonly Pick<EventTurnRow, "session_key" | "turn_seq">[], terms: readonly string[]): Map<string, Set<number>> {
-		const found = new Map<string, Set<number>>(turns.map((t) => [`${t.session_key}:${t.turn_seq}`, new Set<number>()]));
-		const sessions = [...new Set(turns.map((t) => t.session_key))];
-		for (const [i, term] of terms.entries()) {
-			const match = scopedMatch(term, this.rule, { excludeDerived: true });
-			if (match === null) return found;
-			for (const key of sessions) {
-				for (const r of termTurnRows(this.db, match, CONVERSATION_ROWS_PER_SESSION, fragmentKeySpan(key))) {
-					if (this.visible(r)) found.get(`${r.session_key}:${r.turn_seq}`)?.add(i);
-				}
-			}
+	conversationTerms(turns: readonly Pick<EventTurnRow, "session_key" | "session_id" | "turn_seq">[], terms: readonly string[]): Map<string, Set<number>> {
+		const found = new Map<string, Set<number>>();
+		const matches = terms.map((t) => scopedMatch(t, this.rule, { excludeDerived: true }));
+		for (const t of turns) {
+			const held = new Set<number>();
+			found.set(`${t.session_key}:${t.turn_seq}`, held);
+			if (t.turn_seq === null) continue;
+			const before = this.before(t.session_id);
+			const span = turnConversationSpan(this.db, t.session_key, t.turn_seq, before);
+			if (span === null) continue;
+			for (const [i, match] of matches.entries()) if (match !== null && conversationHolds(this.db, match, span, t.turn_seq, before)) held.add(i);
 		}
 		return found;
 	}

@@ -157,6 +157,38 @@ export function termPromptRows(db: Database, match: string, scan: number): TermP
 		.all(match) as TermPromptRow[];
 }
 
+/**
+ * The rowids a turn's conversation spans, before `beforeSeq`: from its prompt's first fragment to
+ * the last fragment of its last assistant message (tool calls and texts are in those; tool output,
+ * appended after, is not conversation). Null when the prompt is not before `beforeSeq`.
+ */
+export function turnConversationSpan(db: Database, sessionKey: number, turnSeq: number, beforeSeq: number): { from: number; to: number } | null {
+	if (turnSeq >= beforeSeq) return null;
+	const from = db
+		.query("SELECT MIN(f.frag_key) AS k FROM events e JOIN fragments f ON f.event_key = e.event_key WHERE e.session_key = ?1 AND e.seq = ?2")
+		.get(sessionKey, turnSeq) as { k: number | null };
+	const to = db
+		.query(
+			`SELECT MAX(f.frag_key) AS k FROM events e JOIN fragments f ON f.event_key = e.event_key
+			 WHERE e.session_key = ?1 AND e.turn_seq = ?2 AND e.role = 'assistant' AND e.seq < ?3`,
+		)
+		.get(sessionKey, turnSeq, beforeSeq) as { k: number | null };
+	if (from.k === null) return null;
+	return { from: from.k, to: Math.max(from.k, to.k ?? from.k) };
+}
+
+/** Whether a conversational fragment of turn `turnSeq` within `span`, before `beforeSeq`, matches `match` (a scoped MATCH expression). */
+export function conversationHolds(db: Database, match: string, span: { from: number; to: number }, turnSeq: number, beforeSeq: number): boolean {
+	return (
+		db
+			.query(
+				`SELECT 1 FROM fts JOIN fragments f ON f.frag_key = fts.rowid JOIN events e ON e.event_key = f.event_key
+				 WHERE fts MATCH ?1 AND fts.rowid BETWEEN ?2 AND ?3 AND f.kind IN ${TURN_WINDOW_KINDS} AND f.derived = 0 AND e.turn_seq = ?4 AND e.seq < ?5 LIMIT 1`,
+			)
+			.get(match, span.from, span.to, turnSeq, beforeSeq) !== null
+	);
+}
+
 /** Whether fragment `fragKey` matches `match` (one rowid seek). */
 export function fragmentMatches(db: Database, fragKey: number, match: string): boolean {
 	return db.query("SELECT 1 FROM fts WHERE fts MATCH ?1 AND rowid = ?2").get(match, fragKey) !== null;

@@ -25,6 +25,8 @@ const INVESTIGATED = "00000018-0000-4000-8000-000000000000";
 const FIRST_REPORT = "00000019-0000-4000-8000-000000000000";
 const REPORTED_AGAIN = "0000001a-0000-4000-8000-000000000000";
 const MENTIONS_ONLY = "0000001b-0000-4000-8000-000000000000";
+const ETL_FIRST = "0000001c-0000-4000-8000-000000000000";
+const ETL_AGAIN = "0000001d-0000-4000-8000-000000000000";
 const t = (s: number) => new Date(Date.UTC(2026, 9, 1, 10, 0, s)).toISOString();
 const LOG = "worker boot sequence: quarkflux cache warmed, 412 entries, listening on :8080";
 const LONG = `The cause: the retry decorator wrapped the task twice, so each countdown scheduled a second run. ${"Details of the fix follow. ".repeat(30)}`;
@@ -263,6 +265,34 @@ beforeAll(() => {
 			assistantEntry("m2", "m1", later(951), `Added the flag: ${"the help printer now renders its table as JSON when asked, ".repeat(5)}`),
 		],
 	});
+	// A later report that restates the first one without the query's words.
+	writeSession(sessions, {
+		id: ETL_FIRST,
+		cwd: "/work/etl",
+		entries: [
+			userEntry("e1", null, later(600), "The nightly export drops rows: the orders parquet in the lakehouse misses about 3% of them"),
+			assistantEntry(
+				"e2",
+				"e1",
+				later(601),
+				`The exporter pages with OFFSET while rows are inserted: ${"a page boundary shifts and rows fall between two pages, ".repeat(5)}`,
+			),
+			assistantEntry("e3", "e2", later(602), "Done."),
+		],
+	});
+	writeSession(sessions, {
+		id: ETL_AGAIN,
+		cwd: "/work/etl",
+		entries: [
+			userEntry("f1", null, later(990), "The orders parquet in the lakehouse is still short after the paging change"),
+			assistantEntry(
+				"f2",
+				"f1",
+				later(991),
+				`The real cause: late-arriving orders are stamped with the next day's partition, ${"so a day's file never holds them, ".repeat(5)}`,
+			),
+		],
+	});
 	// A calling session whose follow-up turn (with the explanation) comes after the invocation cutoff.
 	writeSession(sessions, {
 		id: CALLER_FOLLOW,
@@ -375,6 +405,14 @@ describe("ranking that answers", () => {
 		// In the later session's own scope the earlier question is not in scope: nothing to take up.
 		const alone = run(index.db, "brisk two seconds start", { sessionIds: [REPORTED_AGAIN] }).hits;
 		expect(alone.every((h) => h.match !== "later")).toBe(true);
+	});
+
+	test("a later session that restates the first report without the query's words (and says it is still there): its answer first", () => {
+		const hits = run(index.db, "nightly export drops rows", {}, { scope: { roots: ["/work/etl"], current: null } }).hits;
+		expect(`${hits[0]!.sessionId}/${hits[0]!.entryId}`).toBe(`${ETL_AGAIN}/f2`);
+		expect(hits[0]!.match).toBe("later");
+		expect(hits[0]!.takesUp).toEqual({ sessionId: ETL_FIRST, entryId: "e1" });
+		expect(hits[0]!.foundIn?.every((f) => f.entryIds.length === 0)).toBe(true);
 	});
 
 	test("in the calling session, a follow-up turn after the invocation cutoff gives no answer", () => {

@@ -49,7 +49,12 @@ interface Matched {
  * TURN_CANDIDATES best events), after weighing the logs among the WEIGHED_LOG_EVENTS best events
  * by their turns. Leaves `rows` sorted best first; returns the answers added, by event key.
  */
-export function answerTurns(scoped: ScopedSearch, rows: RankedRow[], queryTerms: readonly QueryTerm[]): TurnMatches {
+export function answerTurns(
+	scoped: ScopedSearch,
+	rows: RankedRow[],
+	queryTerms: readonly QueryTerm[],
+	texts: ReadonlyMap<number, string | null> = new Map(),
+): TurnMatches {
 	const added: TurnMatches = new Map();
 	const weighed = bestPerEvent(rows).sort(byRelevance).slice(0, WEIGHED_LOG_EVENTS);
 	if (weighed.length === 0) return added;
@@ -71,7 +76,8 @@ export function answerTurns(scoped: ScopedSearch, rows: RankedRow[], queryTerms:
 	for (const r of weighed) if (!logGains.has(r.event_key) && OUTPUT_KINDS.has(kindOf.get(r.frag_key) ?? "")) logGains.set(r.event_key, ROUTINE_LOG_GAIN);
 	for (const r of rows) r.relevance *= logGains.get(r.event_key) ?? 1;
 	const logsCommon = matched.answered.filter((a) => OUTPUT_KINDS.has(a.turn.members[0]!.kind)).length >= COMMON_LOG_TURNS;
-	const reported = joinLaterAnswers(reads, matched, rows, queryTerms, added);
+	const reportOf = (eventKey: number) => texts.get(matched.bestRowOf.get(eventKey)?.frag_key ?? -1) ?? null;
+	const reported = joinLaterAnswers(reads, matched, rows, queryTerms, added, reportOf);
 	for (const answered of matched.answered) {
 		const later = supersededBy.get(answered.turn);
 		const laterTop = later ? matched.bestRowOf.get(later.members[0]!.eventKey) : reported.get(answered.turn);
@@ -91,10 +97,17 @@ export function answerTurns(scoped: ScopedSearch, rows: RankedRow[], queryTerms:
  * (taken-up.ts laterAnswers) join the candidates (raised, when one matched already), marked as
  * such in `added`. Returns each one's row by the earlier turn it takes up.
  */
-function joinLaterAnswers(reads: TurnReads, matched: Matched, rows: RankedRow[], terms: readonly QueryTerm[], added: TurnMatches): Map<object, RankedRow> {
+function joinLaterAnswers(
+	reads: TurnReads,
+	matched: Matched,
+	rows: RankedRow[],
+	terms: readonly QueryTerm[],
+	added: TurnMatches,
+	reportOf: (eventKey: number) => string | null,
+): Map<object, RankedRow> {
 	const asks = matched.answered.filter((a) => a.texts.length > 0);
 	const byEarlier = new Map<object, RankedRow>();
-	for (const later of laterAnswers(reads, asks, matched.turns, matched.bestRowOf, terms)) {
+	for (const later of laterAnswers(reads, asks, matched.turns, matched.bestRowOf, terms, reportOf)) {
 		byEarlier.set(later.earlier, later.row);
 		const own = rows.filter((r) => r.event_key === later.row.event_key);
 		for (const r of own) r.relevance = Math.max(r.relevance, later.row.relevance);

@@ -79,7 +79,7 @@ function searchTerms(gate: Gate, plan: SearchPlan & { query: ParsedQuery }, tool
 	// By relevance, each matched turn's answer ranks with its turn's evidence (grouped, a session is its first event).
 	// Only without a filter on what a hit is (kind, role, tool, type, error, branch, file, time): an answer must pass them too.
 	const answering = plan.sort === "relevance" && !plan.grouped && !filtersHits(plan.filters);
-	const turnMatches: TurnMatches = answering ? answerTurns(scoped, candidates.rows, plan.query.terms) : new Map();
+	const turnMatches: TurnMatches = answering ? answerTurns(scoped, candidates.rows, plan.query.terms, texts) : new Map();
 	// Fewer events than the limit hold every term: the turns whose conversation holds them all match too.
 	if (answering) turnWindowMatches(scoped, plan.query, candidates.rows, plan.limit, turnMatches);
 	const ordered = orderEvents(candidates.rows, plan);

@@ -6,8 +6,8 @@
  */
 import type { EventTurnRow, RankedRow } from "../../gate/gate.ts";
 import type { TermPromptRow, TurnReads } from "../../gate/turns.ts";
-import type { QueryTerm } from "../fts.ts";
-import { termMatch } from "../fts.ts";
+import { parseQuery, type QueryTerm, termMatch } from "../fts.ts";
+import { isFrequentWord } from "../../project/frequent-words.ts";
 import { answerOf, QUESTION_KINDS, type TurnMember } from "../turn-answers.ts";
 import { followUpTexts, textsOf } from "./turn-texts.ts";
 
@@ -83,13 +83,27 @@ export interface LaterAnswer {
 	takesUp: { sessionId: string; entryId: string };
 }
 
+/** At most this many words of the best earlier report are looked for in later prompts. */
+export const REPORT_WORDS = 10;
+/** A report word more fragments than this hold says little of which problem it is: not looked for. */
+export const REPORT_SCAN = 300;
+/** A later prompt that shares this share of the earlier report's uncommon words (and three) restates it. */
+export const REPORT_SHARE = 0.4;
+
+/** Later prompts that hold words of a list: by turn, with how many of the uncommon words each must hold. */
+interface WordMatches {
+	prompts: Map<string, { row: TermPromptRow; terms: Set<number> }>;
+	needed: number;
+}
+
 /**
  * A problem reported again in other words: for each of the LATER_ASKS best answered turns whose
- * question (prompt or session name) matched, the prompt of another session, after it, that holds
- * the most of the query's uncommon words (at least half, and two), the latest of those, and says
- * the problem is back (RECURRENCE) took the problem up again; its
- * answer (its own texts and its follow-up turns') joins just above the earlier question. Prompts
- * already among the matched turns are left to takenUpAgain.
+ * question (prompt or session name) matched, the prompt of another, later session that says the
+ * problem is back (RECURRENCE) and either holds at least half the query's uncommon words (and two)
+ * or, for the best question, restates its report (REPORT_SHARE of its first REPORT_WORDS uncommon
+ * words, and three) took the problem up again: the one sharing the most words, the latest of
+ * those. Its answer (its own texts and its follow-up turns') joins just above the earlier
+ * question. Prompts already among the matched turns are left to takenUpAgain.
  */
 export function laterAnswers(
 	reads: TurnReads,
@@ -97,33 +111,30 @@ export function laterAnswers(
 	turns: Map<number, EventTurnRow>,
 	bestRowOf: Map<number, RankedRow>,
 	terms: readonly QueryTerm[],
+	reportOf: (eventKey: number) => string | null,
 ): LaterAnswer[] {
 	const questions = asks
 		.map((a) => a.turn)
 		.filter((t) => QUESTION_KINDS.has(t.members[0]!.kind))
 		.sort((a, b) => b.evidence - a.evidence)
 		.slice(0, LATER_ASKS);
-	if (questions.length === 0 || terms.length < 2) return [];
-	const lists = reads.promptsHolding(terms.map(termMatch), LATER_SCAN);
-	const uncommon = lists.filter((l) => l !== null).length;
-	const needed = Math.max(2, Math.ceil(uncommon / 2));
-	if (uncommon < 2) return [];
-	const prompts = promptsByTurn(lists);
+	if (questions.length === 0) return [];
+	const byQuery = terms.length >= 2 ? wordMatches(reads, terms, LATER_SCAN, 0.5, 2) : null;
 	const known = new Set(asks.map((a) => `${a.turn.sessionKey}:${a.turn.turnSeq}`));
 	const out: LaterAnswer[] = [];
-	for (const earlier of questions) {
+	for (const [i, earlier] of questions.entries()) {
 		const top = turns.get(earlier.members[0]!.eventKey);
 		const over = bestRowOf.get(earlier.members[0]!.eventKey);
 		if (!top || !over || top.ts_ms === null) continue;
-		let chosen: (typeof prompts extends Map<string, infer V> ? V : never) | null = null;
-		for (const [key, p] of prompts) {
-			if (known.has(key) || p.row.session_key === earlier.sessionKey || p.terms.size < needed) continue;
-			if (p.row.ts_ms === null || p.row.ts_ms <= top.ts_ms || !reads.promptSays(p.row, RECURRENCE)) continue;
-			if (chosen === null || p.terms.size > chosen.terms.size || (p.terms.size === chosen.terms.size && p.row.ts_ms > chosen.row.ts_ms!)) chosen = p;
-		}
+		const report = i === 0 ? reportTerms(reportOf(earlier.members[0]!.eventKey), terms) : [];
+		const byReport = report.length > 0 ? wordMatches(reads, report, REPORT_SCAN, REPORT_SHARE, 3) : null;
+		const qualifies = (key: string, row: TermPromptRow) =>
+			!known.has(key) && row.session_key !== earlier.sessionKey && row.ts_ms !== null && row.ts_ms > top.ts_ms!;
+		const chosen = choose([byQuery, byReport], qualifies, (row) => reads.promptSays(row, RECURRENCE));
 		if (chosen === null) continue;
-		const answer = answerOf([...textsOf(reads, chosen.row), ...followUpTexts(reads, chosen.row)]);
+		const answer = answerOf([...textsOf(reads, chosen), ...followUpTexts(reads, chosen)]);
 		if (answer === null) continue;
+		const held = byQuery?.prompts.get(`${chosen.session_key}:${chosen.turn_seq}`)?.terms ?? new Set<number>();
 		out.push({
 			earlier,
 			row: {
@@ -132,14 +143,62 @@ export function laterAnswers(
 				weight: 1,
 				length: answer.length,
 				event_key: answer.eventKey,
-				session_key: chosen.row.session_key,
-				ts_ms: chosen.row.ts_ms,
+				session_key: chosen.session_key,
+				ts_ms: chosen.ts_ms,
 			},
-			foundIn: terms.map((_, i) => (chosen.terms.has(i) ? [chosen.row.entry_id] : [])),
+			foundIn: terms.map((_, t) => (held.has(t) ? [chosen.entry_id] : [])),
 			takesUp: { sessionId: top.session_id, entryId: top.entry_id },
 		});
 	}
 	return out;
+}
+
+/** The prompts holding `terms`, when at least `min` of them are uncommon; each must hold `share` of those (and `min`). */
+function wordMatches(reads: TurnReads, terms: readonly QueryTerm[], scan: number, share: number, min: number): WordMatches | null {
+	const lists = reads.promptsHolding(terms.map(termMatch), scan);
+	const uncommon = lists.filter((l) => l !== null).length;
+	if (uncommon < min) return null;
+	return { prompts: promptsByTurn(lists), needed: Math.max(min, Math.ceil(uncommon * share)) };
+}
+
+/** The qualifying prompt that holds enough of a list's words and says the problem is back: the most words, then the latest. */
+function choose(
+	matches: readonly (WordMatches | null)[],
+	qualifies: (key: string, row: TermPromptRow) => boolean,
+	saysBack: (row: TermPromptRow) => boolean,
+): TermPromptRow | null {
+	const words = new Map<string, { row: TermPromptRow; count: number; enough: boolean }>();
+	for (const m of matches) {
+		if (m === null) continue;
+		for (const [key, p] of m.prompts) {
+			const seen = words.get(key) ?? { row: p.row, count: 0, enough: false };
+			seen.count += p.terms.size;
+			seen.enough ||= p.terms.size >= m.needed;
+			words.set(key, seen);
+		}
+	}
+	let best: { row: TermPromptRow; count: number } | null = null;
+	for (const [key, p] of words) {
+		if (!p.enough || !qualifies(key, p.row)) continue;
+		if (best !== null && (p.count < best.count || (p.count === best.count && p.row.ts_ms! <= best.row.ts_ms!))) continue;
+		if (saysBack(p.row)) best = p;
+	}
+	return best?.row ?? null;
+}
+
+/** The first REPORT_WORDS uncommon words of an earlier report that are not query words, as terms. */
+function reportTerms(text: string | null, query: readonly QueryTerm[]): QueryTerm[] {
+	if (text === null || text.trim() === "") return [];
+	let parsed: QueryTerm[];
+	try {
+		parsed = parseQuery(text).terms;
+	} catch {
+		return [];
+	}
+	const asked = new Set(query.map((t) => t.text.toLowerCase()));
+	return parsed
+		.filter((t) => !t.phrase && !asked.has(t.text.toLowerCase()) && t.tokens.every((tok) => tok.length >= 3 && !isFrequentWord(tok)))
+		.slice(0, REPORT_WORDS);
 }
 
 /** The prompts of the lists, by turn, with the terms each holds. */

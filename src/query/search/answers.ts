@@ -199,8 +199,12 @@ const OUTPUT_KINDS = new Set(["tool.result", "bash.output"]);
 const COMMON_LOG_TURNS = 4;
 /** How much a log gains when its turn's conversation (prompt, texts, calls) holds every query word. */
 const SPOKEN_WEIGHT = 1;
-/** How much a log gains when its turn's answer is substantial (SUBSTANCE_CHARS or more). */
-const EXPLAINED_LOG_SHARE = 2;
+/**
+ * How much a log gains when its turn's answer is substantial (SUBSTANCE_CHARS or more). On both
+ * answer sets the figures are flat from 3 to 6 (with SPOKEN_WEIGHT 0.5 to 2); 2 left a long log
+ * in the turn that explained it below short ones in routine checks.
+ */
+const EXPLAINED_LOG_SHARE = 4;
 /** An answer of this many characters explains; a shorter one is weighed by its share of them. */
 const SUBSTANCE_CHARS = 400;
 

@@ -581,6 +581,8 @@ const classes: {
 	{ name: `two very common words (\`${common1} ${common2}\`)`, query: `${common1} ${common2}`, rg: common1 },
 	{ name: `phrase of common words (\`"${common1} ${common2}"\`)`, query: `"${common1} ${common2}"`, rg: `${common1} ${common2}` },
 	{ name: `planted phrase (\`"${plantedPhrase}"\`)`, query: `"${plantedPhrase}"`, rg: plantedPhrase },
+	// Issue 34's answers stage at its busiest: many matched turns, each with its answer, follow-up turns and later reports looked up.
+	{ name: "a report in plain words (`deploy broken after release`)", query: "deploy broken after release", rg: "deploy" },
 	...(rarePhrase === null
 		? []
 		: [

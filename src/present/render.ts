@@ -10,6 +10,7 @@ import type { SessionSummary } from "../query/sessions.ts";
 import type { RootSource } from "../auth/scope.ts";
 import type { ScopeView } from "../query/scope-view.ts";
 import type { Highlight } from "../query/snippet.ts";
+import { TURN_PREVIEW_CHARS } from "../query/turns.ts";
 import { terminalSafe, terminalSafeDeep } from "./terminal.ts";
 
 export interface Style {
@@ -100,8 +101,8 @@ export function renderHits(unsafeHits: Hit[], style: HitStyle): string {
 	return out.length > 0 ? `${out.join("\n")}\n` : "";
 }
 
-/** Most characters of the outcome line under a hit (the JSON preview holds up to 300): ten hits stay within 6 KB of text. */
-export const OUTCOME_LINE_CHARS = 160;
+/** Most characters of the outcome line under a hit: the whole JSON preview (TURN_PREVIEW_CHARS, plus its ellipses). */
+export const OUTCOME_LINE_CHARS = TURN_PREVIEW_CHARS + 2;
 
 /**
  * The line under a hit that says how its turn ended (`→ <outcome preview>`), or null when the hit

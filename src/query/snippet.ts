@@ -28,8 +28,11 @@ interface Span {
 /**
  * @param text the stored fragment text
  * @param termTokens for each query term, its tokens (already folded)
+ * @param fromStart begin at the text's start unless no query word lies within its first `maxChars`
+ *   characters (a turn's outcome states its conclusion first: the window goes to the words only
+ *   when they are far into the text)
  */
-export function makeSnippet(text: string, termTokens: readonly string[][], maxChars = SNIPPET_CHARS): Snippet {
+export function makeSnippet(text: string, termTokens: readonly string[][], maxChars = SNIPPET_CHARS, fromStart = false): Snippet {
 	const flat = text.replace(/\s+/g, " ");
 	const folded = foldPreservingLength(flat);
 	const spans = findSpans(folded, termTokens, flat);
@@ -38,7 +41,7 @@ export function makeSnippet(text: string, termTokens: readonly string[][], maxCh
 	const markerAt = markerFlat ? flat.indexOf(markerFlat) : -1;
 
 	let start = 0;
-	if (spans.length > 0) {
+	if (spans.length > 0 && !(fromStart && spans[0]!.end <= maxChars)) {
 		const best = bestWindowStart(spans, maxChars);
 		start = Math.max(0, best - Math.floor(maxChars / 4));
 	}

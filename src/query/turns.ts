@@ -70,17 +70,18 @@ export function turnsOf(source: TurnSource, rows: readonly CandidateRow[], conte
 		const turn = rowsOfTurn(turnRow);
 		if (!turn?.prompt) return null;
 		return {
-			prompt: end(turn.prompt, row, turnRow, context),
-			outcome: turn.outcome ? end(turn.outcome, row, turnRow, context) : null,
+			prompt: end(turn.prompt, row, turnRow, context, false),
+			// An outcome states its conclusion first: its preview begins there unless the query words are far into it.
+			outcome: turn.outcome ? end(turn.outcome, row, turnRow, context, true) : null,
 		};
 	});
 }
 
-function end(event: TurnEventRow, hit: CandidateRow, turnRow: CandidateRow, context: PreviewContext): TurnEnd {
+function end(event: TurnEventRow, hit: CandidateRow, turnRow: CandidateRow, context: PreviewContext, fromStart: boolean): TurnEnd {
 	if (event.event_key === hit.event_key) return { entryId: event.entry_id };
 	const text = event.fragment_id === null ? null : textOf(event, turnRow, context.files);
 	if (text === null) return { entryId: event.entry_id };
-	const snippet = makeSnippet(text, snippetTokens(text, context.terms, context.forms, context.words), TURN_PREVIEW_CHARS);
+	const snippet = makeSnippet(text, snippetTokens(text, context.terms, context.forms, context.words), TURN_PREVIEW_CHARS, fromStart);
 	return { entryId: event.entry_id, preview: snippet.text, highlights: snippet.highlights };
 }
 

@@ -7,6 +7,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Database } from "bun:sqlite";
 import { search } from "../../src/query/search/search.ts";
+import { renderHits } from "../../src/present/render.ts";
+import { TOOLS } from "../../src/server/tools.ts";
+import type { Freshness } from "../../src/sync/freshness.ts";
 import { Gate } from "../../src/gate/gate.ts";
 import { cleanupTempDirs, makeAgentLayout, makeTempDir, runCli } from "../helpers/temp.ts";
 import {
@@ -131,5 +134,43 @@ describe("answers evaluation (fixtures/answers)", () => {
 		expect({ words: "holds", ...atLeast(report.byHoldsAllWords.holds, FLOORS.byWords.holds) }).toEqual({ words: "holds", ...ok });
 		expect({ words: "spread", ...atLeast(report.byHoldsAllWords.spread, FLOORS.byWords.spread) }).toEqual({ words: "spread", ...ok });
 		expect(report.emptyWhereTurnHoldsAllWords).toBeLessThanOrEqual(FLOORS.emptyWhereTurnHoldsAllWords);
+	});
+});
+
+describe("the text of a search with its turns (issue 34: ten hits within 6 KB)", () => {
+	/** The issue's bound on the text of 10 hits with their turns (an outcome shared by hits is shown once). */
+	const TEXT_BYTES = 6 * 1024;
+	const fresh: Freshness = {
+		synced: true,
+		syncMs: 12,
+		pendingFiles: 0,
+		missingFiles: 0,
+		newDiagnostics: 0,
+		problems: [],
+		lastSyncAt: null,
+		check: "full",
+		lastFullCheckAt: null,
+	};
+	const stats = (bytes: number[]) => {
+		const sorted = [...bytes].sort((a, b) => a - b);
+		return { max: sorted[sorted.length - 1]!, median: sorted[Math.floor(sorted.length / 2)]! };
+	};
+
+	test("for every case, the event_search tool text and the CLI text of a 10-hit search stay within 6 KB", () => {
+		const tool = TOOLS.find((t) => t.name === "event_search")!;
+		const toolBytes: number[] = [];
+		const cliBytes: number[] = [];
+		for (const c of cases) {
+			const scope = { roots: [c.root], current: null };
+			const text = tool.run({ query: c.query, limit: 10 } as never, { db, scope, cwd: c.root, refresh: () => fresh, now: Date.now() }).text;
+			toolBytes.push(Buffer.byteLength(text));
+			// The CLI's stdout (the same renderer, the root as its --root), as the test above checks it sees the same hits.
+			const hits = search(new Gate(db, scope), { query: c.query, filters: {}, limit: 10 }).hits;
+			cliBytes.push(Buffer.byteLength(renderHits(hits, { color: false, root: c.root })));
+			expect({ id: c.id, tool: toolBytes.at(-1)! <= TEXT_BYTES, cli: cliBytes.at(-1)! <= TEXT_BYTES }).toEqual({ id: c.id, tool: true, cli: true });
+		}
+		console.log(`text of a 10-hit search, bytes: tool ${JSON.stringify(stats(toolBytes))}, CLI ${JSON.stringify(stats(cliBytes))}`);
+		// Some case fills its ten hits, so the bound is measured on full answers, not only short ones.
+		expect(stats(toolBytes).max).toBeGreaterThan(TEXT_BYTES / 2);
 	});
 });

@@ -27,6 +27,7 @@ const REPORTED_AGAIN = "0000001a-0000-4000-8000-000000000000";
 const MENTIONS_ONLY = "0000001b-0000-4000-8000-000000000000";
 const ETL_FIRST = "0000001c-0000-4000-8000-000000000000";
 const ETL_AGAIN = "0000001d-0000-4000-8000-000000000000";
+const CONCLUDED = "0000001e-0000-4000-8000-000000000000";
 const t = (s: number) => new Date(Date.UTC(2026, 9, 1, 10, 0, s)).toISOString();
 const LOG = "worker boot sequence: quarkflux cache warmed, 412 entries, listening on :8080";
 const LONG = `The cause: the retry decorator wrapped the task twice, so each countdown scheduled a second run. ${"Details of the fix follow. ".repeat(30)}`;
@@ -310,6 +311,21 @@ beforeAll(() => {
 			),
 		],
 	});
+	// An outcome that states its conclusion first, and names the problem's words near its start and far into it.
+	writeSession(sessions, {
+		id: CONCLUDED,
+		cwd: "/work/app",
+		entries: [
+			userEntry("t1", null, t(140), "The thumbnail worker gets OOM kills on animated uploads, please fix"),
+			assistantEntry("t2", "t1", t(141), null, [{ id: "call_t", name: "edit", arguments: { path: "thumbs/decode.py", edits: [] } }]),
+			assistantEntry(
+				"t3",
+				"t2",
+				t(142),
+				`Fixed: the thumbnail decoder now reads only the first frame of each file, so large animated uploads no longer fill the worker's memory. ${"Before, every frame was decoded at full size, one after another, and kept until the last. ".repeat(6)}No OOM kills since.`,
+			),
+		],
+	});
 	// The calling session: the search runs in c2's tool call; c3 comes after it.
 	writeSession(sessions, {
 		id: "0000000e-0000-4000-8000-000000000000",
@@ -483,6 +499,24 @@ describe("hit.turn", () => {
 		expect(hit.turn?.outcome).toEqual({ entryId: "c1", preview: "It might be the cache.", highlights: [] });
 		// Unscoped, from outside that session, c3 is the outcome.
 		expect(run(index.db, "zebrafrost", { sessionIds: [E] }).hits.find((h) => h.entryId === "w1")?.turn?.outcome?.entryId).toBe("c3");
+	});
+
+	test("an outcome's preview begins at its start (where the conclusion is) unless the query words are far into it", () => {
+		const near = run(index.db, "animated uploads", { sessionIds: [CONCLUDED] }).hits.find((h) => h.entryId === "t1")!;
+		// The words lie about 100 characters in: the preview still begins with the conclusion, marked, and holds 300 characters.
+		expect(near.turn?.outcome?.preview).toStartWith("Fixed: the thumbnail decoder now reads only the first frame");
+		expect(marked({ snippet: near.turn!.outcome!.preview!, highlights: near.turn!.outcome!.highlights as [number, number][] })).toContain(
+			"large «animated» «uploads» no longer",
+		);
+		expect(near.turn!.outcome!.preview!.length).toBeGreaterThan(TURN_PREVIEW_CHARS - 20);
+		const far = run(index.db, "oom kills", { sessionIds: [CONCLUDED] }).hits.find((h) => h.entryId === "t1")!;
+		// The words only at the end (over 500 characters in): the preview is a window on them.
+		expect(far.turn?.outcome?.preview).toStartWith("…");
+		expect(far.turn?.outcome?.preview).toEndWith("No OOM kills since.");
+		// The CLI line shows the whole preview, not a shorter cut of it.
+		const text = renderHits([near], { color: false });
+		expect(text).toContain(`→ ${near.turn!.outcome!.preview!.slice(0, 60)}`);
+		expect(text.split("\n").find((l) => l.includes("→"))!.length).toBeGreaterThan(TURN_PREVIEW_CHARS);
 	});
 
 	test("CLI text: the outcome as one line under the hit, shown once when hits share it", () => {

@@ -27,3 +27,16 @@ test("highlights fall on word boundaries: camelCase humps and acronyms, never in
 	const marked = highlights.map(([s, e]) => shown.slice(s, e));
 	expect(marked).toEqual(["the", "Session", "Server", "the"]);
 });
+
+test("fromStart: the window begins at the text's start while a query word lies in its first maxChars, else on the words", () => {
+	const text = `Fixed: the decoder ${"reads one frame only now, ".repeat(3)}so animated uploads fit. ${"Background on the old code. ".repeat(20)}The worker stopped crashing.`;
+	const near = makeSnippet(text, [["animated"]], 120, true);
+	expect(near.text).toStartWith("Fixed: the decoder");
+	expect(near.highlights.map(([s, e]) => near.text.slice(s, e))).toEqual(["animated"]);
+	// Without fromStart the same words are windowed (a quarter of the width before them): the start is cut.
+	expect(makeSnippet(text, [["animated"]], 120).text).toStartWith("…");
+	const far = makeSnippet(text, [["crashing"]], 120, true);
+	expect(far.text).toStartWith("…");
+	expect(far.text).toEndWith("The worker stopped crashing.");
+	expect(makeSnippet(text, [], 120, true).text).toStartWith("Fixed: the decoder");
+});

@@ -95,13 +95,35 @@ export function answerOf(candidates: readonly AnswerCandidate[]): AnswerCandidat
 	let best: AnswerCandidate | null = null;
 	let bestWeight = -1;
 	for (const c of pool) {
-		const weight = Math.min(c.length, ANSWER_LENGTH_CAP) * (c.changesFiles ? CHANGE_FACTOR : 1);
+		const weight = answerWeight(c);
 		if (weight > bestWeight || (weight === bestWeight && best !== null && c.seq > best.seq)) {
 			best = c;
 			bestWeight = weight;
 		}
 	}
 	return best;
+}
+
+/**
+ * A follow-up turn's text is the answer only when it says at least this many times as much as the
+ * turn's own answer (its weight: length, doubled with a change to a file): "go on" led to the
+ * explanation, not to the next request of a conversation of short prompts. On both answer sets
+ * 1.2 to 1.5 give the same figures; at 2 the pool story's explanation after "go on" (its turn
+ * ended in a finding half as long) is lost.
+ */
+export const FOLLOW_UP_MARGIN = 1.3;
+
+/** The turn's answer when it has follow-up turns: their best text when it says FOLLOW_UP_MARGIN times as much as the turn's own. */
+export function answerWithFollowUps(own: readonly AnswerCandidate[], followUps: readonly AnswerCandidate[]): AnswerCandidate | null {
+	const mine = answerOf(own);
+	const later = answerOf(followUps);
+	if (later === null) return mine;
+	if (mine === null) return later;
+	return answerWeight(later) >= FOLLOW_UP_MARGIN * answerWeight(mine) ? later : mine;
+}
+
+function answerWeight(c: AnswerCandidate): number {
+	return Math.min(c.length, ANSWER_LENGTH_CAP) * (c.changesFiles ? CHANGE_FACTOR : 1);
 }
 
 /** The turn's outcome among its assistant texts: the last on the branch toward the leaf, else the last appended (store/search.ts turnOutcome). */

@@ -8,7 +8,9 @@ import {
 	type AnswerCandidate,
 	answerOf,
 	answerRelevance,
+	answerWithFollowUps,
 	EVIDENCE_SHARE,
+	FOLLOW_UP_MARGIN,
 	isStatusLine,
 	outcomeOf,
 	SINGLE_EVIDENCE_SHARE,
@@ -101,5 +103,16 @@ describe("a status line", () => {
 		expect(isStatusLine(text(2, 5, 90), text(1, 2, 150))).toBe(false);
 		expect(isStatusLine(null, answer)).toBe(false);
 		expect(isStatusLine(text(2, 5, 17), null)).toBe(false);
+	});
+});
+
+describe("an answer in a follow-up turn", () => {
+	test("only when it says FOLLOW_UP_MARGIN times as much as the turn's own answer", () => {
+		const own = [text(1, 2, 200), text(2, 5, 12)];
+		expect(answerWithFollowUps(own, [text(3, 9, 200 * FOLLOW_UP_MARGIN)])?.eventKey).toBe(3);
+		// The next request of a conversation of short prompts, answered at the same length: not this turn's answer.
+		expect(answerWithFollowUps(own, [text(3, 9, 220)])?.eventKey).toBe(1);
+		expect(answerWithFollowUps([], [text(3, 9, 50)])?.eventKey).toBe(3);
+		expect(answerWithFollowUps(own, [])?.eventKey).toBe(1);
 	});
 });

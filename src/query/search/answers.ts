@@ -9,7 +9,7 @@ import type { TurnReads } from "../../gate/turns.ts";
 import {
 	EVIDENCE_SHARE,
 	type AnswerCandidate,
-	answerOf,
+	answerWithFollowUps,
 	answerRelevance,
 	isStatusLine,
 	outcomeOf,
@@ -33,7 +33,8 @@ export type TurnMatches = Map<number, { foundIn: string[][]; takesUp?: { session
 interface AnsweredTurn {
 	turn: { sessionKey: number; turnSeq: number; evidence: number; members: TurnMember[] };
 	texts: AnswerCandidate[];
-	candidates: AnswerCandidate[];
+	/** Its answer: among its own texts, or those of its follow-up turns when they say much more (turn-answers.ts answerWithFollowUps). */
+	answer: AnswerCandidate | null;
 }
 
 /** What the answers stage reads once: the best events, their turns and kinds, and the turns looked at. */
@@ -118,7 +119,7 @@ function joinLaterAnswers(
 	return byEarlier;
 }
 
-/** The turns of the best events, with their evidence; the TURNS_ANSWERED best with their answers' candidates. */
+/** The turns of the best events, with their evidence; the TURNS_ANSWERED best with their answers. */
 function matchedTurns(reads: TurnReads, best: RankedRow[], kindOf: Map<number, SemanticKind>): Matched {
 	const turns = reads.turnsOfEvents(best.map((r) => r.event_key));
 	const members: TurnMember[] = [];
@@ -131,7 +132,7 @@ function matchedTurns(reads: TurnReads, best: RankedRow[], kindOf: Map<number, S
 	const answered = evidence.map((turn) => {
 		const row = turns.get(turn.members[0]!.eventKey)!;
 		const texts = textsOf(reads, row);
-		return { turn, texts, candidates: [...texts, ...followUpTexts(reads, row)] };
+		return { turn, texts, answer: answerWithFollowUps(texts, followUpTexts(reads, row)) };
 	});
 	return { best, bestRowOf: new Map(best.map((r) => [r.event_key, r])), turns, answered };
 }
@@ -142,11 +143,10 @@ function matchedTurns(reads: TurnReads, best: RankedRow[], kindOf: Map<number, S
  * the outcome) or it may not join.
  */
 function placeAnswer(
-	{ turn, texts, candidates }: AnsweredTurn,
+	{ turn, texts, answer }: AnsweredTurn,
 	{ best, bestRowOf, turns }: Matched,
 	context: { logsCommon: boolean; laterTop: RankedRow | undefined },
 ): RankedRow | null {
-	const answer = answerOf(candidates);
 	const outcome = outcomeOf(texts);
 	if (!answer || answer.eventKey === outcome?.eventKey) return null;
 	const top = turn.members[0]!;
@@ -224,8 +224,7 @@ const ROUTINE_LOG_GAIN = 1 / ((1 + SPOKEN_WEIGHT) * (1 + EXPLAINED_LOG_SHARE));
  */
 function weighLogs(answered: AnsweredTurn[], spokenShare: (turn: { sessionKey: number; turnSeq: number }) => number): Map<number, number> {
 	const gains = new Map<number, number>();
-	for (const { turn, candidates } of answered) {
-		const answer = answerOf(candidates);
+	for (const { turn, answer } of answered) {
 		const substance = answer === null ? 0 : Math.min(answer.length, SUBSTANCE_CHARS) / SUBSTANCE_CHARS;
 		const gain = (1 + SPOKEN_WEIGHT * spokenShare(turn)) * (1 + EXPLAINED_LOG_SHARE * substance) * ROUTINE_LOG_GAIN;
 		for (const [i, m] of turn.members.entries()) {

@@ -8,7 +8,7 @@ import type { EventTurnRow, RankedRow } from "../../gate/gate.ts";
 import type { TermPromptRow, TurnReads } from "../../gate/turns.ts";
 import { parseQuery, type QueryTerm, termMatch } from "../fts.ts";
 import { isFrequentWord } from "../../project/frequent-words.ts";
-import { answerOf, QUESTION_KINDS, type TurnMember } from "../turn-answers.ts";
+import { answerWithFollowUps, QUESTION_KINDS, type TurnMember } from "../turn-answers.ts";
 import { followUpTexts, textsOf } from "./turn-texts.ts";
 
 /** A later turn whose question matches at least this share of an earlier one's evidence took the problem up again. */
@@ -132,7 +132,7 @@ export function laterAnswers(
 			!known.has(key) && row.session_key !== earlier.sessionKey && row.ts_ms !== null && row.ts_ms > top.ts_ms!;
 		const chosen = choose([byQuery, byReport], qualifies, (row) => reads.promptSays(row, RECURRENCE));
 		if (chosen === null) continue;
-		const answer = answerOf([...textsOf(reads, chosen), ...followUpTexts(reads, chosen)]);
+		const answer = answerWithFollowUps(textsOf(reads, chosen), followUpTexts(reads, chosen));
 		if (answer === null) continue;
 		const held = byQuery?.prompts.get(`${chosen.session_key}:${chosen.turn_seq}`)?.terms ?? new Set<number>();
 		out.push({

@@ -36,7 +36,7 @@ export interface ToolLine {
 	entryId: string;
 	callId: string | null;
 	tool: string;
-	/** A short form of the arguments (at most ARGS_CHARS characters, `…` when cut). */
+	/** A short form of the arguments: the telling ones (at most KEY_ARGS_CHARS characters), then the rest (ARGS_CHARS), `…` where cut. */
 	args: string;
 	/** The result's entry id; null when the turn holds no result for this call. */
 	resultId: string | null;
@@ -70,11 +70,16 @@ export interface Transcript {
 	control: { entryId: string; eventType: string }[];
 }
 
-/** Characters of a tool call's arguments shown on its line. */
+/**
+ * Characters of a call's telling arguments (below) shown on its line: enough for a whole shell
+ * command as people write them, the path of a read or an edit, a grep's pattern and path.
+ */
+export const KEY_ARGS_CHARS = 500;
+/** Characters of its other arguments (an edit's texts, a write's content, options), after the telling ones. */
 export const ARGS_CHARS = 160;
 
-/** Arguments that say most about a call: shown first. */
-const KEY_ARGS = ["command", "path", "file_path", "filePath", "pattern", "query", "url", "description"];
+/** Arguments that say what a call did: shown first, and at more length than the rest. */
+const KEY_ARGS = ["command", "pattern", "path", "file_path", "filePath", "glob", "query", "url", "description"];
 
 /** `key: ` at the start of a rendered argument line (nested keys joined with dots). */
 const ARG_KEY = /^([\w$.-]+): /;
@@ -103,7 +108,7 @@ export function transcriptLines(entries: readonly TranscriptEntry[]): Transcript
 		}
 		if (e.role === "bashExecution") {
 			const command = e.fragments.find((f) => f.kind === "bash.command")?.text ?? "";
-			lines.push({ kind: "bash", entryId: e.entryId, command: oneLine(command, ARGS_CHARS), exitCode: e.exitCode, isError: e.isError });
+			lines.push({ kind: "bash", entryId: e.entryId, command: oneLine(command, KEY_ARGS_CHARS), exitCode: e.exitCode, isError: e.isError });
 			continue;
 		}
 		for (const f of e.fragments) {
@@ -143,7 +148,8 @@ function insertAt(lines: readonly TranscriptLine[], entries: readonly Transcript
 
 /**
  * The arguments of a tool call (its `key: value` lines as the projector renders them) in short:
- * the telling keys first, each value on one line, separated by `; `, cut to ARGS_CHARS characters in all.
+ * the telling keys first (cut to KEY_ARGS_CHARS characters together: what was run, on what), then
+ * the others (cut to ARGS_CHARS), each value on one line, separated by `; `.
  */
 export function shortArgs(argLines: readonly string[]): string {
 	// A value may span lines: a line that does not start with `key: ` continues the argument before it.
@@ -158,7 +164,10 @@ export function shortArgs(argLines: readonly string[]): string {
 		return i < 0 ? KEY_ARGS.length : i;
 	};
 	const ordered = args.map((a, i) => ({ ...a, i })).sort((a, b) => rank(a.key) - rank(b.key) || a.i - b.i);
-	return oneLine(ordered.map((a) => a.text.replace(/\s+/g, " ").trim()).join("; "), ARGS_CHARS);
+	const joined = (list: typeof ordered) => list.map((a) => a.text.replace(/\s+/g, " ").trim()).join("; ");
+	const telling = oneLine(joined(ordered.filter((a) => rank(a.key) < KEY_ARGS.length)), KEY_ARGS_CHARS);
+	const others = oneLine(joined(ordered.filter((a) => rank(a.key) === KEY_ARGS.length)), ARGS_CHARS);
+	return telling && others ? `${telling}; ${others}` : telling || others;
 }
 
 /** Whitespace collapsed, cut to `max` characters (ending in … when cut). */

@@ -8,7 +8,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { type ProjectedEvent, projectEntry } from "../../src/project/projector.ts";
 import { classifySession } from "../../src/project/tree.ts";
-import { ARGS_CHARS, shortArgs, transcriptLines } from "../../src/project/transcript.ts";
+import { ARGS_CHARS, KEY_ARGS_CHARS, shortArgs, transcriptLines } from "../../src/project/transcript.ts";
 import { promptOf, startsTurn, type TurnNode, treeOf, turnAt, turnFrom, turnPromptPositions } from "../../src/project/turn.ts";
 import { frameLines } from "../../src/source/jsonl.ts";
 import { initialParserState, parseLines } from "../../src/source/session-parser.ts";
@@ -231,5 +231,25 @@ describe("transcript lines", () => {
 		const long = shortArgs([`content: ${"y".repeat(500)}`]);
 		expect(long.length).toBe(ARGS_CHARS);
 		expect(long.endsWith("…")).toBe(true);
+	});
+
+	test("short arguments say what was run: a whole shell command, the path of an edit, a grep's pattern and path", () => {
+		// A 300-character pipeline (cut at 160 before): whole, with its options after it.
+		const pipeline =
+			`ssh ci-runner-3 'docker builder prune --all --filter until=168h -f && docker image prune -a --filter until=168h -f' | grep -i 'total reclaimed' ${"| tee -a /var/log/prune.log ".repeat(6)}`.trim();
+		expect(pipeline.length).toBeGreaterThan(300);
+		expect(shortArgs([`command: ${pipeline}`, "timeout: 120"])).toBe(`command: ${pipeline}; timeout: 120`);
+		// An edit: its path whole, however long the texts before it; the texts cut after it.
+		const path = `apps/web/components/${"nested/".repeat(20)}Price.tsx`;
+		const edit = shortArgs([`edits.0.oldText: ${"const old = 1;\n".repeat(40)}`, `edits.0.newText: ${"const fresh = 2;\n".repeat(40)}`, `path: ${path}`]);
+		expect(edit).toStartWith(`path: ${path}; edits.0.oldText: const old = 1;`);
+		expect(edit.length).toBe(`path: ${path}; `.length + ARGS_CHARS);
+		expect(shortArgs(["glob: *.py", "ignoreCase: true", "path: proj/", "pattern: visibility_timeout"])).toBe(
+			"pattern: visibility_timeout; path: proj/; glob: *.py; ignoreCase: true",
+		);
+		// Bounded all the same: a command longer than people write is cut, and says so.
+		const huge = shortArgs([`command: ${"x".repeat(5000)}`, `env: ${"y".repeat(5000)}`]);
+		expect(huge.length).toBe(KEY_ARGS_CHARS + 2 + ARGS_CHARS);
+		expect(huge.split("; ").map((part) => part.endsWith("…"))).toEqual([true, true]);
 	});
 });

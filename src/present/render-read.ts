@@ -2,6 +2,10 @@
 import type { ReadResult } from "../query/read.ts";
 import type { EventView } from "../query/views.ts";
 import { terminalSafeDeep } from "./terminal.ts";
+import { SELECTION_WORDS } from "./render.ts";
+
+/** What a selection state other than `direct` means, beside its value (which `--selection` takes). */
+const SELECTION_GLOSS: Record<string, string> = { ...SELECTION_WORDS, "not-applicable": "never a model message: a name, label or setting" };
 
 export function nodeLine(v: EventView): string {
 	const kind = v.role ? `${v.eventType}/${v.role}` : v.eventType;
@@ -20,7 +24,7 @@ export function renderRead(unsafe: ReadResult): string {
 		`event   ${e.entryId}${e.idDerived ? " (derived id)" : ""}  ${e.eventType}${e.role ? `/${e.role}` : ""}${e.toolName ? ` ${e.toolName}` : ""}  ${e.timestamp ?? "no time"}`,
 	);
 	out.push(
-		`state   branch ${e.branchState}, context ${e.contextRole}, selection ${e.selectionState}${e.isError ? ", error" : ""}${e.exitCode !== null ? `, exit ${e.exitCode}` : ""}`,
+		`state   branch ${e.branchState}, context ${e.contextRole}, selection ${e.selectionState}${SELECTION_GLOSS[e.selectionState] ? ` (${SELECTION_GLOSS[e.selectionState]})` : ""}${e.isError ? ", error" : ""}${e.exitCode !== null ? `, exit ${e.exitCode}` : ""}`,
 	);
 	out.push(`source  ${e.locator.file}:${e.locator.line} (bytes ${e.locator.byteOffset}+${e.locator.byteLength})`);
 	if (e.parentId) out.push(`parent  ${e.parentId}`);

@@ -77,8 +77,7 @@ export function renderHits(unsafeHits: Hit[], style: HitStyle): string {
 			h.match === "later" ? `later: took up ${laterOf(hits, h)} again` : null,
 			h.derived ? "derived: a pi-events echo" : null,
 			h.isError ? "error" : null,
-			h.branchState !== "selected" ? h.branchState : null,
-			h.selectionState !== "direct" ? h.selectionState : null,
+			...stateWords(h),
 		]
 			.filter(Boolean)
 			.join(", ");
@@ -100,6 +99,28 @@ export function renderHits(unsafeHits: Hit[], style: HitStyle): string {
 	});
 	return out.length > 0 ? `${out.join("\n")}\n` : "";
 }
+
+/**
+ * A hit's tree states in words (the JSON keeps the values `--branch` and `--selection` take): only
+ * what sets it apart from a plain message of the conversation that led to the latest entry.
+ */
+function stateWords(h: Pick<Hit, "branchState" | "selectionState">): string[] {
+	const words: string[] = [];
+	if (h.branchState === "alternate") words.push("on an abandoned branch");
+	else if (h.branchState === "unknown") words.push("branch unknown: its ancestry is broken");
+	// An entry that is never a model message (a session name, a label) says nothing more here than its
+	// kind does; one off the latest path is out of the model's context by that alone.
+	const selection = h.branchState === "alternate" && h.selectionState === "not-selected" ? "direct" : h.selectionState;
+	if (selection !== "direct" && selection !== "not-applicable") words.push(SELECTION_WORDS[selection]);
+	return words;
+}
+
+/** A selection state as a newcomer reads it (docs/cli.md "Tree states"). */
+export const SELECTION_WORDS: Record<Exclude<Hit["selectionState"], "direct" | "not-applicable">, string> = {
+	summarized: "compacted: the model saw a summary of it",
+	"not-selected": "left out of the model's context",
+	unknown: "model context unknown",
+};
 
 /** Most characters of the outcome line under a hit: the whole JSON preview (TURN_PREVIEW_CHARS, plus its ellipses). */
 export const OUTCOME_LINE_CHARS = TURN_PREVIEW_CHARS + 2;

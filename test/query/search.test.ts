@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { toSearchFilters } from "../../src/query/filters.ts";
 import { PiEventsError } from "../../src/errors.ts";
 import { SNIPPET_CHARS } from "../../src/query/snippet.ts";
+import { renderHits } from "../../src/present/render.ts";
 import { DEFAULT_LIMIT, FULL_RANK_LIMIT, MAX_LIMIT, type SearchFilters, search } from "../../src/query/search/search.ts";
 import { Gate } from "../../src/gate/gate.ts";
 import { OCCURRENCE_WALK_LIMIT } from "../../src/store/search.ts";
@@ -315,6 +316,30 @@ describe("filters", () => {
 		const summarized = run(idx.db, "src", { sessionIds: [compaction.sessionId], selectionStates: ["summarized"] });
 		expect(summarized.hits.length).toBeGreaterThan(0);
 		expect(summarized.hits.every((h) => h.selectionState === "summarized")).toBe(true);
+	});
+
+	test("the text names the states in words a newcomer reads; the JSON keeps the values the filters take", () => {
+		const flags = (hits: ReturnType<typeof run>["hits"]) =>
+			renderHits(hits, { color: false })
+				.split("\n")
+				.filter((l) => /^\d+\. /.test(l))
+				.map((l) => l.match(/\[([^\]]*)\]/)?.[1] ?? "");
+		const only = { sessionIds: [branched.sessionId] };
+		const abandoned = run(idx.db, "step", { ...only, branchStates: ["alternate"] }).hits;
+		expect(abandoned.map((h) => [h.branchState, h.selectionState])).toEqual([
+			["alternate", "not-selected"],
+			["alternate", "not-selected"],
+		]);
+		expect(flags(abandoned)).toEqual(["on an abandoned branch", "on an abandoned branch"]);
+		expect(flags(run(idx.db, "step", { ...only, branchStates: ["selected"] }).hits).every((f) => f === "")).toBe(true);
+		const compaction = piFixture("compaction");
+		const summarized = run(idx.db, "src", { sessionIds: [compaction.sessionId], selectionStates: ["summarized"] }).hits;
+		expect(flags(summarized).every((f) => f.includes("compacted: the model saw a summary of it"))).toBe(true);
+		// Never a model message (a session name, a change of model): nothing to say beyond the kind.
+		const notMessages = run(idx.db, "", { selectionStates: ["not-applicable"] }).hits;
+		expect(notMessages.length).toBeGreaterThan(0);
+		expect(notMessages.every((h) => h.selectionState === "not-applicable")).toBe(true);
+		expect(renderHits(notMessages, { color: false })).not.toContain("applicable");
 	});
 
 	test("files: exact absolute paths and path prefixes on a component boundary", () => {

@@ -2,7 +2,7 @@
 import type { ReadResult } from "../query/read.ts";
 import type { EventView } from "../query/views.ts";
 import { terminalSafeDeep } from "./terminal.ts";
-import { SELECTION_WORDS } from "./render.ts";
+import { SELECTION_WORDS } from "./states.ts";
 
 /** What a selection state other than `direct` means, beside its value (which `--selection` takes). */
 const SELECTION_GLOSS: Record<string, string> = { ...SELECTION_WORDS, "not-applicable": "never a model message: a name, label or setting" };

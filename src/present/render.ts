@@ -12,6 +12,7 @@ import type { ScopeView } from "../query/scope-view.ts";
 import type { Highlight } from "../query/snippet.ts";
 import { TURN_PREVIEW_CHARS } from "../query/turns.ts";
 import { terminalSafe, terminalSafeDeep } from "./terminal.ts";
+import { stateWords } from "./states.ts";
 
 export interface Style {
 	color: boolean;
@@ -99,28 +100,6 @@ export function renderHits(unsafeHits: Hit[], style: HitStyle): string {
 	});
 	return out.length > 0 ? `${out.join("\n")}\n` : "";
 }
-
-/**
- * A hit's tree states in words (the JSON keeps the values `--branch` and `--selection` take): only
- * what sets it apart from a plain message of the conversation that led to the latest entry.
- */
-function stateWords(h: Pick<Hit, "branchState" | "selectionState">): string[] {
-	const words: string[] = [];
-	if (h.branchState === "alternate") words.push("on an abandoned branch");
-	else if (h.branchState === "unknown") words.push("branch unknown: its ancestry is broken");
-	// An entry that is never a model message (a session name, a label) says nothing more here than its
-	// kind does; one off the latest path is out of the model's context by that alone.
-	const selection = h.branchState === "alternate" && h.selectionState === "not-selected" ? "direct" : h.selectionState;
-	if (selection !== "direct" && selection !== "not-applicable") words.push(SELECTION_WORDS[selection]);
-	return words;
-}
-
-/** A selection state as a newcomer reads it (docs/cli.md "Tree states"). */
-export const SELECTION_WORDS: Record<Exclude<Hit["selectionState"], "direct" | "not-applicable">, string> = {
-	summarized: "compacted: the model saw a summary of it",
-	"not-selected": "left out of the model's context",
-	unknown: "model context unknown",
-};
 
 /** Most characters of the outcome line under a hit: the whole JSON preview (TURN_PREVIEW_CHARS, plus its ellipses). */
 export const OUTCOME_LINE_CHARS = TURN_PREVIEW_CHARS + 2;

@@ -247,7 +247,7 @@ const FILE_SIZE_EXCEPTIONS: Record<string, number> = {
 	"project/projector.ts": 330,
 	"project/stem.ts": 304,
 	"server/stdio.ts": 383,
-	"server/tools.ts": 422,
+	"server/tools.ts": 420,
 	"store/db.ts": 660,
 	"store/search.ts": 560,
 	"store/write.ts": 513,

@@ -9,7 +9,11 @@ import type { Settings } from "../config.ts";
 import { resolveCaller } from "../gate/caller.ts";
 
 export const callerArgs = {
-	root: { type: "string", description: "Authorization root (default: Git worktree root of the cwd, else the cwd)", valueHint: "dir" },
+	root: {
+		type: "string",
+		description: "Whose history: sessions started in DIR or below (default: the Git worktree root of the cwd, else the cwd; needed only for another workspace)",
+		valueHint: "dir",
+	},
 	all: { type: "boolean", description: "Search every indexed workspace (people only; the model-facing tools never offer this)" },
 	"current-session": { type: "string", description: "Id of the session making the call (default: $PI_SESSION_ID)", valueHint: "id" },
 	"current-file": { type: "string", description: "File of the session making the call (default: $PI_SESSION_FILE)", valueHint: "path" },

@@ -4,7 +4,7 @@ import { PiEventsError } from "../errors.ts";
 import type { Freshness } from "../sync/freshness.ts";
 import { DEFAULT_LIMIT, MAX_LIMIT, type NamedSearchResult, SORT_ORDERS, type SortOrder, search } from "../query/search/search.ts";
 import { Gate } from "../gate/gate.ts";
-import { freshnessLine, NO_HITS_FORMS, noHitsLine, renderHits } from "../present/render.ts";
+import { cliSearchText } from "../present/search-text.ts";
 import { resolveRoot } from "../config.ts";
 import { callerArgs } from "./caller.ts";
 import { toSearchFilters } from "../query/filters.ts";
@@ -77,12 +77,9 @@ function printHits(
 		for (const p of freshness.problems) writeErr(`pi-events: ${terminalSafe(p)}\n`);
 	} else {
 		const color = isTerminal(1) && !start.env.NO_COLOR;
-		writeOut(renderHits(result.hits, { color, paths: a.paths === true, root: start.scope.roots?.[0] ?? null }));
-		if (result.hits.length === 0) {
-			const line = noHitsLine(query, result.coverage, result.scope, { ...NO_HITS_FORMS.cli, exact: a.exact === true });
-			writeErr(`pi-events: ${terminalSafe(line)}\n`);
-		}
-		writeErr(`pi-events: ${freshnessLine(freshness, result.coverage)}\n`);
+		const text = cliSearchText(result, freshness, { query, color, paths: a.paths === true, exact: a.exact === true });
+		writeOut(text.out);
+		writeErr(text.err);
 	}
 	return result.hits.length > 0 ? 0 : 1;
 }

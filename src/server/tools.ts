@@ -13,7 +13,8 @@ import { PiEventsError } from "../errors.ts";
 import type { Freshness } from "../sync/freshness.ts";
 import type { ToolName } from "../model.ts";
 import { renderRead } from "../present/render-read.ts";
-import { freshnessLine, NO_HITS_FORMS, noHitsLine, PICK_ROOT, renderHits, renderSessions, sessionsHead } from "../present/render.ts";
+import { freshnessLine, PICK_ROOT, renderSessions, sessionsHead } from "../present/render.ts";
+import { toolSearchText } from "../present/search-text.ts";
 import { DEFAULT_SESSIONS, listSessions } from "../query/sessions.ts";
 import { renderTrace } from "../present/render-trace.ts";
 import { Gate } from "../gate/gate.ts";
@@ -293,13 +294,10 @@ export const TOOLS: ToolDef[] = [
 				sort: args.sort,
 				groupBy: args.groupBy,
 			});
-			const empty = noHitsLine(args.query ?? "", result.coverage, result.scope, { ...NO_HITS_FORMS.tool, exact: args.exact === true });
-			const hits = `${result.hits.length} hit${result.hits.length === 1 ? "" : "s"} (sessionId entryId fragmentId under each; event_read for exact content):`;
-			const head = result.hits.length === 0 ? `${empty[0]!.toUpperCase()}${empty.slice(1)}.` : hits;
 			return {
 				// elapsedMs as in the CLI's --json: the search itself, after the sync (freshness.syncMs).
 				structured: { hits: result.hits, freshness, coverage: result.coverage, scope: result.scope, elapsedMs: Math.round(result.elapsedMs * 100) / 100 },
-				text: `${head}\n${renderHits(result.hits, { color: false, root: ctx.scope.roots?.[0] ?? null })}${freshnessLine(freshness, result.coverage)}`,
+				text: toolSearchText(result, freshness, { query: args.query ?? "", exact: args.exact === true, root: ctx.scope.roots?.[0] ?? null }),
 			};
 		},
 	},

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Scope } from "../../src/auth/scope.ts";
 import { renderHits } from "../../src/present/render.ts";
+import { cliReadTurn, nextTurnHint, toolReadTurn } from "../../src/present/search-text.ts";
 import { TURN_PREVIEW_CHARS } from "../../src/query/turns.ts";
 import { cleanupTempDirs, makeTempDir } from "../helpers/temp.ts";
 import { assistantEntry, buildIndex, marked, run, type TestIndex, toolResultEntry, userEntry, writeSession } from "./helpers.ts";
@@ -517,6 +518,25 @@ describe("hit.turn", () => {
 		const text = renderHits([near], { color: false });
 		expect(text).toContain(`→ ${near.turn!.outcome!.preview!.slice(0, 60)}`);
 		expect(text.split("\n").find((l) => l.includes("→"))!.length).toBeGreaterThan(TURN_PREVIEW_CHARS);
+	});
+
+	test("the search text says once how to read the first hit's whole turn and the next, where 'ok, fix it' is answered", () => {
+		const hits = run(index.db, "gateway timeout export", { sessionIds: [FOLLOW] }).hits;
+		const prompt = hits[0]!.turn!.prompt.entryId;
+		const says = `hit 1's whole turn and the next one (where a follow-up such as "ok, fix it" is answered): `;
+		// The default root (Git root, cwd, config) needs no --root: from the same directory, read has it too.
+		expect(nextTurnHint(hits, cliReadTurn({ roots: ["/work/app"], rootSource: "git" }))).toBe(`${says}pi-events read ${FOLLOW} ${prompt} --turn --turns 1`);
+		expect(nextTurnHint(hits, cliReadTurn({ roots: ["/work/my app"], rootSource: "flag" }))).toBe(
+			`${says}pi-events read ${FOLLOW} ${prompt} --turn --turns 1 --root '/work/my app'`,
+		);
+		expect(nextTurnHint(hits, cliReadTurn({ roots: null, rootSource: null }))).toEndWith("--turn --turns 1 --all");
+		expect(nextTurnHint(hits, toolReadTurn)).toBe(`${says}event_read {"sessionId":"${FOLLOW}","entryId":"${prompt}","view":"turn","turns":1}`);
+		// The hint reads the turn by its prompt (a session-name hit may carry another entry's turn than its own).
+		const named = run(index.db, "celery twice", { sessionIds: [A], kinds: ["session.name"] }).hits;
+		expect(named[0]!.turn?.prompt.entryId).toBe("u1");
+		expect(nextTurnHint(named, toolReadTurn)).toContain(`"entryId":"u1"`);
+		// No hit with a turn (entries before a session's first prompt): no hint.
+		expect(nextTurnHint(run(index.db, "", { sessionIds: [A], eventTypes: ["model_change"] }).hits, toolReadTurn)).toBeNull();
 	});
 
 	test("CLI text: the outcome as one line under the hit, shown once when hits share it", () => {

@@ -190,6 +190,19 @@ describe("the CLI", () => {
 		expect(filtersOnly.stderr).toContain(`pi-events: no event matches the filters: there are no sessions under ${cwd} (working directory) at all`);
 	});
 
+	test("a search with hits names the root it searched, and its hint to read a turn repeats --root only when it was given", () => {
+		const r = cli(["search", "ECONNREFUSED", "--root", "/work/demo/app"]);
+		expect(r.exitCode).toBe(0);
+		expect(r.stderr).toContain("pi-events: searched sessions under /work/demo/app (--root); synced");
+		const hint = r.stderr.match(/is answered\): pi-events (read \S+ \S+ --turn --turns 1 --root \/work\/demo\/app)\n/);
+		expect(hint).not.toBeNull();
+		// The hint runs as printed, from the same directory: the hit's turn and the one after it.
+		const read = cli(hint![1]!.split(" "));
+		expect(read.exitCode).toBe(0);
+		expect(read.stdout).toMatch(/^=== turn( 1 of 2)?: prompt /m);
+		expect(r.stderr.match(/--turn --turns 1/g)?.length).toBe(1);
+	});
+
 	test("with sessions: the first line names the root", () => {
 		const r = cli(["sessions", "--root", "/work/demo/app", "--limit", "3"]);
 		expect(r.exitCode).toBe(0);

@@ -1,0 +1,84 @@
+/**
+ * A search's text answer, per surface (the CLI's stdout and stderr, the event_search tool's text),
+ * with its one hint: how to read a hit's whole turn and the turn after it. The fix often comes in
+ * the next turn (after a short "ok, fix it"), which a hit's outcome line cannot show. Once per
+ * answer, for the first hit that has a turn; each surface names its own way to read it.
+ */
+import type { Hit, SearchCoverage } from "../query/search/search.ts";
+import type { ScopeView } from "../query/scope-view.ts";
+import type { Freshness } from "../sync/freshness.ts";
+import { freshnessLine, NO_HITS_FORMS, noHitsLine, renderHits, scopeName } from "./render.ts";
+import { terminalSafe } from "./terminal.ts";
+
+type HitRef = Pick<Hit, "sessionId" | "turn">;
+
+/**
+ * The hint line, or null when no hit has a turn (entries before a session's first prompt). It reads
+ * the turn by its prompt: a session-name hit carries another entry's turn than its own.
+ */
+export function nextTurnHint(hits: readonly HitRef[], readTurn: (sessionId: string, promptId: string) => string): string | null {
+	const i = hits.findIndex((h) => h.turn);
+	if (i < 0) return null;
+	const hit = hits[i]!;
+	return terminalSafe(
+		`hit ${i + 1}'s whole turn and the next one (where a follow-up such as "ok, fix it" is answered): ${readTurn(hit.sessionId, hit.turn!.prompt.entryId)}`,
+	);
+}
+
+/**
+ * The CLI's command for it. It repeats `--root` only when the search was given one (`--all` when
+ * it read every workspace): from the same directory, the default root is the search's own.
+ */
+export function cliReadTurn(scope: ScopeView): (sessionId: string, promptId: string) => string {
+	const where = scope.roots === null ? " --all" : scope.rootSource === "flag" ? ` --root ${shellWord(scope.roots[0]!)}` : "";
+	return (sessionId, promptId) => `pi-events read ${sessionId} ${promptId} --turn --turns 1${where}`;
+}
+
+/** The tool's call for it. */
+export const toolReadTurn = (sessionId: string, promptId: string) => `event_read ${JSON.stringify({ sessionId, entryId: promptId, view: "turn", turns: 1 })}`;
+
+/**
+ * The CLI's text answer to a search: the hits for stdout; for stderr, why nothing matched (when
+ * so), the hint, and which history was searched with how fresh it is.
+ */
+export function cliSearchText(
+	result: { hits: Hit[]; coverage: SearchCoverage; scope: ScopeView },
+	freshness: Freshness,
+	options: { query: string; color: boolean; paths: boolean; exact: boolean },
+): { out: string; err: string } {
+	const err: string[] = [];
+	if (result.hits.length === 0) err.push(noHitsLine(options.query, result.coverage, result.scope, { ...NO_HITS_FORMS.cli, exact: options.exact }));
+	const hint = nextTurnHint(result.hits, cliReadTurn(result.scope));
+	if (hint) err.push(hint);
+	// Which history was searched, also when it found something: the default root needs no --root.
+	const searched = result.hits.length > 0 ? `searched ${scopeName(result.scope)}; ` : "";
+	err.push(`${searched}${freshnessLine(freshness, result.coverage)}`);
+	const root = result.scope.roots?.[0] ?? null;
+	return {
+		out: renderHits(result.hits, { color: options.color, paths: options.paths, root }),
+		err: err.map((line) => `pi-events: ${terminalSafe(line)}\n`).join(""),
+	};
+}
+
+/** A path as one shell word: as it is when that is safe, else in single quotes. */
+function shellWord(path: string): string {
+	return /^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The event_search tool's text: a head line (how many hits, or why none, with the root named), the
+ * hits, the hint, and how fresh the answer is.
+ */
+export function toolSearchText(
+	result: { hits: Hit[]; coverage: SearchCoverage; scope: ScopeView },
+	freshness: Freshness,
+	options: { query: string; exact: boolean; root: string | null },
+): string {
+	const empty = noHitsLine(options.query, result.coverage, result.scope, { ...NO_HITS_FORMS.tool, exact: options.exact });
+	const count = `${result.hits.length} hit${result.hits.length === 1 ? "" : "s"} (sessionId entryId fragmentId under each; event_read for exact content):`;
+	const head = result.hits.length === 0 ? `${capital(empty)}.` : count;
+	const hint = nextTurnHint(result.hits, toolReadTurn);
+	return `${head}\n${renderHits(result.hits, { color: false, root: options.root })}${hint ? `${capital(hint)}\n` : ""}${freshnessLine(freshness, result.coverage)}`;
+}
+
+const capital = (line: string) => `${line[0]!.toUpperCase()}${line.slice(1)}`;

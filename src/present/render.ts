@@ -54,6 +54,10 @@ interface HitStyle extends Style {
 	paths?: boolean;
 	/** The authorization root: a hit's cwd is shown relative to it, and not at all when equal. */
 	root?: string | null;
+	/** Cut snippets to this many characters (a text budget: present/search-text.ts); whole by default. */
+	snippetChars?: number;
+	/** Cut outcome lines to this many characters; OUTCOME_LINE_CHARS by default. */
+	outcomeChars?: number;
 }
 
 const NAME_CHARS = 48;
@@ -89,7 +93,8 @@ export function renderHits(unsafeHits: Hit[], style: HitStyle): string {
 		out.push(
 			`${ansi("1", `${i + 1}.`, style)} ${when}  ${ansi("36", who, style)}${flags ? `  [${flags}]` : ""}${name}${where ? `  ${ansi("2", where, style)}` : ""}${more}`,
 		);
-		out.push(`   ${markSnippet(h.snippet, h.highlights, style)}`);
+		const snippet = clip(h.snippet, h.highlights, style.snippetChars ?? Number.POSITIVE_INFINITY);
+		out.push(`   ${markSnippet(snippet.text, snippet.highlights, style)}`);
 		out.push(`   ${ansi("2", `${h.sessionId} ${h.entryId} ${h.fragmentId}${style.paths ? `  ${h.sessionFile}:${h.line}` : ""}`, style)}`);
 		const outcome = outcomeLine(h, shown, style);
 		if (outcome) out.push(`   ${outcome}`);
@@ -108,12 +113,12 @@ export const OUTCOME_LINE_CHARS = TURN_PREVIEW_CHARS + 2;
  * The line under a hit that says how its turn ended (`→ <outcome preview>`), or null when the hit
  * is the outcome itself or the turn has none. An outcome already shown above is named, not repeated.
  */
-function outcomeLine(h: Hit, shown: ReadonlyMap<string, number>, style: Style): string | null {
+function outcomeLine(h: Hit, shown: ReadonlyMap<string, number>, style: HitStyle): string | null {
 	const outcome = h.turn?.outcome;
 	if (!outcome || outcome.entryId === h.entryId || outcome.preview === undefined) return null;
 	const before = shown.get(`${h.sessionId}\u0000${outcome.entryId}`);
 	if (before !== undefined) return ansi("2", `→ the outcome shown at ${before}.`, style);
-	const { text, highlights } = clip(outcome.preview, outcome.highlights ?? [], OUTCOME_LINE_CHARS);
+	const { text, highlights } = clip(outcome.preview, outcome.highlights ?? [], style.outcomeChars ?? OUTCOME_LINE_CHARS);
 	return `→ ${markSnippet(text, highlights, style)} ${ansi("2", `(${outcome.entryId})`, style)}`;
 }
 

@@ -7,7 +7,8 @@
 import type { Hit, SearchCoverage } from "../query/search/search.ts";
 import type { ScopeView } from "../query/scope-view.ts";
 import type { Freshness } from "../sync/freshness.ts";
-import { freshnessLine, NO_HITS_FORMS, noHitsLine, renderHits, scopeName } from "./render.ts";
+import { freshnessLine, NO_HITS_FORMS, noHitsLine, OUTCOME_LINE_CHARS, renderHits, scopeName } from "./render.ts";
+import { SNIPPET_CHARS } from "../query/snippet.ts";
 import { terminalSafe } from "./terminal.ts";
 
 type HitRef = Pick<Hit, "sessionId" | "turn">;
@@ -54,10 +55,8 @@ export function cliSearchText(
 	const searched = result.hits.length > 0 ? `searched ${scopeName(result.scope)}; ` : "";
 	err.push(`${searched}${freshnessLine(freshness, result.coverage)}`);
 	const root = result.scope.roots?.[0] ?? null;
-	return {
-		out: renderHits(result.hits, { color: options.color, paths: options.paths, root }),
-		err: err.map((line) => `pi-events: ${terminalSafe(line)}\n`).join(""),
-	};
+	const errText = err.map((line) => `pi-events: ${terminalSafe(line)}\n`).join("");
+	return { out: renderHitsWithin(result.hits, { color: options.color, paths: options.paths, root }, SEARCH_TEXT_BYTES - utf8(errText)), err: errText };
 }
 
 /** A path as one shell word: as it is when that is safe, else in single quotes. */
@@ -78,7 +77,45 @@ export function toolSearchText(
 	const count = `${result.hits.length} hit${result.hits.length === 1 ? "" : "s"} (sessionId entryId fragmentId under each; event_read for exact content):`;
 	const head = result.hits.length === 0 ? `${capital(empty)}.` : count;
 	const hint = nextTurnHint(result.hits, toolReadTurn);
-	return `${head}\n${renderHits(result.hits, { color: false, root: options.root })}${hint ? `${capital(hint)}\n` : ""}${freshnessLine(freshness, result.coverage)}`;
+	const rest = `${hint ? `${capital(hint)}\n` : ""}${freshnessLine(freshness, result.coverage)}`;
+	return `${head}\n${renderHitsWithin(result.hits, { color: false, root: options.root }, SEARCH_TEXT_BYTES - utf8(head) - 1 - utf8(rest))}${rest}`;
 }
+
+/** The issue's bound on a search's whole text answer (ten hits with their turns, the hint, the freshness). */
+export const SEARCH_TEXT_BYTES = 6 * 1024;
+/** The shortest a snippet is cut to for the budget: its lead-in and first matches. */
+const MIN_SNIPPET_CHARS = 80;
+/** The shortest an outcome line is cut to, and only when snippets at their shortest leave no room: its conclusion. */
+const MIN_OUTCOME_CHARS = 160;
+
+/**
+ * The hits within `maxBytes` where cutting makes room: first the snippets (the evidence), to the
+ * longest common length that fits, and only when they are at their shortest the outcome lines (the
+ * answer). Past both floors the text is left longer than asked (the tool's own cap, 50 KB, still holds).
+ */
+export function renderHitsWithin(hits: Hit[], style: Parameters<typeof renderHits>[1], maxBytes: number): string {
+	const render = (snippetChars?: number, outcomeChars?: number) => renderHits(hits, { ...style, snippetChars, outcomeChars });
+	const whole = render();
+	if (utf8(whole) <= maxBytes) return whole;
+	const fits = (snippetChars: number, outcomeChars?: number) => utf8(render(snippetChars, outcomeChars)) <= maxBytes;
+	if (fits(MIN_SNIPPET_CHARS)) return render(largest(MIN_SNIPPET_CHARS, SNIPPET_CHARS, (n) => fits(n)));
+	return render(
+		MIN_SNIPPET_CHARS,
+		largest(MIN_OUTCOME_CHARS, OUTCOME_LINE_CHARS, (n) => fits(MIN_SNIPPET_CHARS, n)),
+	);
+}
+
+/** The largest n in [lo, hi] for which `ok` holds (ok is monotone: true up to some n), or lo. */
+function largest(lo: number, hi: number, ok: (n: number) => boolean): number {
+	while (lo < hi) {
+		const mid = Math.ceil((lo + hi) / 2);
+		if (ok(mid)) lo = mid;
+		else hi = mid - 1;
+	}
+	return lo;
+}
+
+const encoder = new TextEncoder();
+const utf8 = (text: string) => encoder.encode(text).length;
 
 const capital = (line: string) => `${line[0]!.toUpperCase()}${line.slice(1)}`;

@@ -11,6 +11,10 @@ import { commonArgs } from "./shared.ts";
 import { onIndex, startQuery } from "./prologue.ts";
 import { toJson } from "../present/json.ts";
 import { writeOut } from "./out.ts";
+import type { Scope } from "../auth/scope.ts";
+import { scopeFlags } from "../present/search-text.ts";
+
+const utf8 = (text: string) => new TextEncoder().encode(text).length;
 
 const args = {
 	session: { type: "positional", description: "Session id", required: true },
@@ -41,12 +45,13 @@ const args = {
 /** Flags that read one event's content or neighbours: not with --turn. */
 const EVENT_ONLY = ["fragment", "offset", "length", "order", "before", "after", "only"] as const;
 
-/** The CLI's ways to read more, named in a transcript's omissions. */
-function cliHow(sessionId: string): TurnHow {
+/** The CLI's ways to read more, named in a transcript's omissions: they repeat `--root`/`--all` when this read had it. */
+function cliHow(sessionId: string, scope: Scope): TurnHow {
+	const where = scopeFlags(scope);
 	return {
-		read: (entryId) => `pi-events read ${sessionId} ${entryId}`,
-		turn: (entryId) => `pi-events read ${sessionId} ${entryId} --turn`,
-		after: (entryId) => `pi-events read ${sessionId} ${entryId} --order branch --after ${MAX_NEIGHBOURS} --only conversation`,
+		read: (entryId) => `pi-events read ${sessionId} ${entryId}${where}`,
+		turn: (entryId) => `pi-events read ${sessionId} ${entryId} --turn${where}`,
+		after: (entryId) => `pi-events read ${sessionId} ${entryId} --order branch --after ${MAX_NEIGHBOURS} --only conversation${where}`,
 		moreTurns: "add --turns 1",
 	};
 }
@@ -84,8 +89,9 @@ export const readCommand = defineCommand({
 					entryId: a.entry,
 					maxBytes: intArg("max-bytes", a["max-bytes"]),
 					turns: intArg("turns", a.turns),
+					commandBytes: utf8(scopeFlags(start.scope)),
 				});
-				writeOut(a.json ? `${toJson(turn, 2)}\n` : renderTurn(turn, cliHow(turn.session.sessionId)));
+				writeOut(a.json ? `${toJson(turn, 2)}\n` : renderTurn(turn, cliHow(turn.session.sessionId, start.scope)));
 				return 0;
 			}
 			const result = readEvent(gate, {

@@ -31,8 +31,16 @@ export function nextTurnHint(hits: readonly HitRef[], readTurn: (sessionId: stri
  * it read every workspace): from the same directory, the default root is the search's own.
  */
 export function cliReadTurn(scope: ScopeView): (sessionId: string, promptId: string) => string {
-	const where = scope.roots === null ? " --all" : scope.rootSource === "flag" ? ` --root ${shellWord(scope.roots[0]!)}` : "";
-	return (sessionId, promptId) => `pi-events read ${sessionId} ${promptId} --turn --turns 1${where}`;
+	return (sessionId, promptId) => `pi-events read ${sessionId} ${promptId} --turn --turns 1${scopeFlags(scope)}`;
+}
+
+/**
+ * The flags a suggested command repeats so that it sees what this one saw: `--root DIR` when the
+ * root was given that way, `--all` for every workspace; nothing for a default root (the same directory gives the same one).
+ */
+export function scopeFlags(scope: { roots: readonly string[] | null; rootSource?: ScopeView["rootSource"] }): string {
+	if (scope.roots === null) return " --all";
+	return scope.rootSource === "flag" ? ` --root ${shellWord(scope.roots[0]!)}` : "";
 }
 
 /** The tool's call for it. */

@@ -46,11 +46,11 @@ function bytesOf(line: TextLine): number {
 }
 const isText = (line: TranscriptLine): line is TextLine => "text" in line;
 
-/** What a line costs with its text cut to at most `cap` bytes. */
-function cost(line: TranscriptLine, cap: number): number {
+/** What a line costs with its text cut to at most `cap` bytes (a cut's note naming a command `extra` bytes longer). */
+function cost(line: TranscriptLine, cap: number, extra: number): number {
 	if (isText(line)) {
 		const bytes = bytesOf(line);
-		return LINE_OVERHEAD + (bytes > cap ? cap + CUT_NOTE : bytes);
+		return LINE_OVERHEAD + (bytes > cap ? cap + CUT_NOTE + extra : bytes);
 	}
 	switch (line.kind) {
 		case "tool":
@@ -68,29 +68,35 @@ export interface TurnToFit {
 	overhead: number;
 }
 
-const total = (turns: readonly TurnToFit[], cap: number) => turns.reduce((sum, t) => sum + t.overhead + t.lines.reduce((s, l) => s + cost(l, cap), 0), 0);
+const total = (turns: readonly TurnToFit[], cap: number, extra: number) =>
+	turns.reduce((sum, t) => sum + t.overhead + t.lines.reduce((s, l) => s + cost(l, cap, extra), 0), 0);
 
-/** Fit the turns (the first turn first) into `budget` bytes. */
-export function fitTurns(turns: readonly TurnToFit[], budget: number): Fitted {
+/**
+ * Fit the turns (the first turn first) into `budget` bytes. `commandBytes`: how much longer than
+ * usual each command a note names is (the CLI's `--root DIR`), so that its notes fit too.
+ */
+export function fitTurns(turns: readonly TurnToFit[], budget: number, commandBytes = 0): Fitted {
 	const kept = turns.map((t) => ({ lines: [...t.lines], overhead: t.overhead }));
+	const omission = OMISSION_NOTE + commandBytes;
 	let turnsLeftOut = 0;
-	const notes = () => (turnsLeftOut > 0 ? OMISSION_NOTE : 0);
-	while (kept.length > 1 && total(kept, MIN_TEXT_BYTES) + notes() > budget) {
+	// The note on turns left out names a command for each.
+	const notes = () => (turnsLeftOut > 0 ? OMISSION_NOTE + turnsLeftOut * commandBytes : 0);
+	while (kept.length > 1 && total(kept, MIN_TEXT_BYTES, commandBytes) + notes() > budget) {
 		kept.pop();
 		turnsLeftOut++;
 	}
 	let leftOut: FittedTurn["leftOut"] = null;
-	if (kept.length > 0 && total(kept, MIN_TEXT_BYTES) + notes() > budget) {
-		const { shown, dropped } = dropMiddle(kept[0]!.lines, budget - notes() - OMISSION_NOTE - kept[0]!.overhead);
+	if (kept.length > 0 && total(kept, MIN_TEXT_BYTES, commandBytes) + notes() > budget) {
+		const { shown, dropped } = dropMiddle(kept[0]!.lines, budget - notes() - omission - kept[0]!.overhead, commandBytes);
 		kept[0]!.lines = shown;
 		leftOut = { lines: dropped.length, entryIds: [...new Set(dropped.map((l) => l.entryId))] };
 	}
-	const room = budget - notes() - (leftOut ? OMISSION_NOTE : 0);
-	const cap = largestCap(kept, room);
+	const room = budget - notes() - (leftOut ? omission : 0);
+	const cap = largestCap(kept, room, commandBytes);
 	return {
 		turns: kept.map((t, i) => ({ lines: t.lines.map((l) => cut(l, cap)), leftOut: i === 0 ? leftOut : null })),
 		turnsLeftOut,
-		bytes: total(kept, cap),
+		bytes: total(kept, cap, commandBytes),
 	};
 }
 
@@ -98,15 +104,15 @@ export function fitTurns(turns: readonly TurnToFit[], budget: number): Fitted {
  * The first turn's lines within `room` at the smallest cut: the prompt and the outcome (the last
  * assistant text) always, then the lines after the prompt in order while they fit.
  */
-function dropMiddle(lines: readonly TranscriptLine[], room: number): { shown: TranscriptLine[]; dropped: TranscriptLine[] } {
+function dropMiddle(lines: readonly TranscriptLine[], room: number, extra: number): { shown: TranscriptLine[]; dropped: TranscriptLine[] } {
 	let outcome = -1;
 	for (let i = lines.length - 1; i > 0 && outcome < 0; i--) if (lines[i]!.kind === "assistant") outcome = i;
 	const must = new Set([0, outcome].filter((i) => i >= 0 && i < lines.length));
-	let used = [...must].reduce((s, i) => s + cost(lines[i]!, MIN_TEXT_BYTES), 0);
+	let used = [...must].reduce((s, i) => s + cost(lines[i]!, MIN_TEXT_BYTES, extra), 0);
 	const keep = new Set(must);
 	for (let i = 1; i < lines.length; i++) {
 		if (keep.has(i)) continue;
-		const c = cost(lines[i]!, MIN_TEXT_BYTES);
+		const c = cost(lines[i]!, MIN_TEXT_BYTES, extra);
 		if (used + c > room) break;
 		used += c;
 		keep.add(i);
@@ -115,14 +121,14 @@ function dropMiddle(lines: readonly TranscriptLine[], room: number): { shown: Tr
 }
 
 /** The largest cut (in bytes, at least MIN_TEXT_BYTES) at which the lines fit `room`. */
-function largestCap(turns: readonly TurnToFit[], room: number): number {
+function largestCap(turns: readonly TurnToFit[], room: number, extra: number): number {
 	let hi = 0;
 	for (const t of turns) for (const l of t.lines) if (isText(l)) hi = Math.max(hi, bytesOf(l));
-	if (hi <= MIN_TEXT_BYTES || total(turns, hi) <= room) return Math.max(hi, MIN_TEXT_BYTES);
+	if (hi <= MIN_TEXT_BYTES || total(turns, hi, extra) <= room) return Math.max(hi, MIN_TEXT_BYTES);
 	let lo = MIN_TEXT_BYTES;
 	while (lo < hi) {
 		const mid = Math.ceil((lo + hi) / 2);
-		if (total(turns, mid) <= room) lo = mid;
+		if (total(turns, mid, extra) <= room) lo = mid;
 		else hi = mid - 1;
 	}
 	return lo;

@@ -40,6 +40,8 @@ export interface TurnReadRequest {
 	maxBytes?: number;
 	/** How many further turns of the same branch to add (default 0). */
 	turns?: number;
+	/** How many bytes longer than usual each command the rendered notes name is (the CLI's `--root DIR`): kept within the budget too. */
+	commandBytes?: number;
 }
 
 /** Another branch leaving a turn, or a candidate of the fork it stopped at. */
@@ -108,9 +110,12 @@ export function readTurn(gate: Gate, req: TurnReadRequest): TurnReadResult {
 	try {
 		const transcripts = spans.map((span) => transcriptLines(span.entries.map((n) => transcriptEntry(session, n.row, files))));
 		const row = session.row;
+		const extra = req.commandBytes ?? 0;
+		// Each turn's end names a command, and the closing notes two.
 		const fitted = fitTurns(
-			transcripts.map((t, i) => ({ lines: t.lines, overhead: turnOverhead(spans[i]!, t.control.length) })),
-			maxBytes - headerBytes(row.session_id, row.name, row.cwd),
+			transcripts.map((t, i) => ({ lines: t.lines, overhead: turnOverhead(spans[i]!, t.control.length) + extra })),
+			maxBytes - headerBytes(row.session_id, row.name, row.cwd) - 2 * extra,
+			extra,
 		);
 		return {
 			view: "turn",

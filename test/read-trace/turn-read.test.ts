@@ -220,10 +220,11 @@ describe("the byte budget", () => {
 	});
 
 	test("the text output stays within the budget for every entry of every fixture, at 2,048 and 8,192 bytes, with and without further turns", () => {
-		const CLI = (sessionId: string) => ({
-			read: (e: string) => `pi-events read ${sessionId} ${e}`,
-			turn: (e: string) => `pi-events read ${sessionId} ${e} --turn`,
-			after: (e: string) => `pi-events read ${sessionId} ${e} --order branch --after 20 --only conversation`,
+		// The CLI's commands, also as a read given --root names them (each note's command that much longer).
+		const CLI = (sessionId: string, where: string) => ({
+			read: (e: string) => `pi-events read ${sessionId} ${e}${where}`,
+			turn: (e: string) => `pi-events read ${sessionId} ${e} --turn${where}`,
+			after: (e: string) => `pi-events read ${sessionId} ${e} --order branch --after 20 --only conversation${where}`,
 			moreTurns: "add --turns 1",
 		});
 		const targets: [string, string][] = [...s.fixtures.values()].flatMap((f) =>
@@ -234,14 +235,16 @@ describe("the byte budget", () => {
 		for (const [sessionId, entryId] of targets) {
 			for (const maxBytes of [2048, 8192]) {
 				for (const turns of [0, 3]) {
-					const r = turn({ sessionId, entryId, maxBytes, turns });
-					const bytes = new TextEncoder().encode(renderTurn(r, CLI(r.session.sessionId))).length;
-					if (bytes > maxBytes) throw new Error(`${sessionId}/${entryId} maxBytes ${maxBytes} turns ${turns}: ${bytes} bytes`);
-					checked++;
+					for (const where of ["", " --root /home/someone/work/projects/customer-portal-monorepo-2026"]) {
+						const r = turn({ sessionId, entryId, maxBytes, turns, commandBytes: where.length });
+						const bytes = new TextEncoder().encode(renderTurn(r, CLI(r.session.sessionId, where))).length;
+						if (bytes > maxBytes) throw new Error(`${sessionId}/${entryId} maxBytes ${maxBytes} turns ${turns}${where}: ${bytes} bytes`);
+						checked++;
+					}
 				}
 			}
 		}
-		expect(checked).toBeGreaterThan(600);
+		expect(checked).toBeGreaterThan(1200);
 	});
 
 	test("the budget's bounds are checked", () => {
@@ -298,10 +301,11 @@ describe("the CLI", () => {
 		const text = cli(["read", f.sessionId, f.notes.readResult, "--turn"]);
 		expect(text.exitCode).toBe(0);
 		expect(text.stdout).toContain(`=== turn: prompt ${f.notes.firstUser}`);
-		expect(text.stdout).toContain(`pi-events read ${f.sessionId} ${f.notes.imageUser} --turn`);
+		// Its commands repeat --all (or --root DIR) as this read was given it: they see what it saw.
+		expect(text.stdout).toContain(`pi-events read ${f.sessionId} ${f.notes.imageUser} --turn --all`);
 		const json = cli(["read", f.sessionId, f.notes.readResult, "--turn", "--turns", "1", "--max-bytes", "4096", "--json"]);
 		expect(json.exitCode).toBe(0);
-		const want = turn({ sessionId: f.sessionId, entryId: f.notes.readResult, turns: 1, maxBytes: 4096 });
+		const want = turn({ sessionId: f.sessionId, entryId: f.notes.readResult, turns: 1, maxBytes: 4096, commandBytes: " --all".length });
 		expect(json.json()).toEqual(JSON.parse(JSON.stringify(want)));
 	});
 

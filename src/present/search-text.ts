@@ -59,9 +59,10 @@ export function cliSearchText(
 	if (result.hits.length === 0) err.push(noHitsLine(options.query, result.coverage, result.scope, { ...NO_HITS_FORMS.cli, exact: options.exact }));
 	const hint = nextTurnHint(result.hits, cliReadTurn(result.scope));
 	if (hint) err.push(hint);
-	// Which history was searched, also when it found something: the default root needs no --root.
-	const searched = result.hits.length > 0 ? `searched ${scopeName(result.scope)}; ` : "";
-	err.push(`${searched}${freshnessLine(freshness, result.coverage)}`);
+	// Which history was searched, also when it found something (an empty answer names it already):
+	// the default root needs no --root. After the freshness, whose busy notice comes first.
+	const searched = result.hits.length > 0 ? `; searched ${scopeName(result.scope)}` : "";
+	err.push(`${freshnessLine(freshness, result.coverage)}${searched}`);
 	const root = result.scope.roots?.[0] ?? null;
 	const errText = err.map((line) => `pi-events: ${terminalSafe(line)}\n`).join("");
 	return { out: renderHitsWithin(result.hits, { color: options.color, paths: options.paths, root }, SEARCH_TEXT_BYTES - utf8(errText)), err: errText };

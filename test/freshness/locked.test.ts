@@ -89,7 +89,8 @@ describe("a query while another process holds the write lock", () => {
 		// The text output says it on stderr, beside the hits.
 		const text = runCli(layout, ["search", "--all", "oldquokka"], { env: { PI_EVENTS_SERVER: "off" } });
 		expect(text.exitCode).toBe(0);
-		expect(text.stderr).toContain(`pi-events: ${BUSY_PROBLEM}; 1 changed session file not indexed yet\n`);
+		// Said first on its line; which history was searched comes last.
+		expect(text.stderr).toContain(`pi-events: ${BUSY_PROBLEM}; 1 changed session file not indexed yet; searched sessions of every workspace (--all)\n`);
 		await lock.release();
 		// Free again: the next query syncs and finds the new session.
 		const after = search("newquokka").json();

@@ -193,7 +193,7 @@ describe("the CLI", () => {
 	test("a search with hits names the root it searched, and its hint to read a turn repeats --root only when it was given", () => {
 		const r = cli(["search", "ECONNREFUSED", "--root", "/work/demo/app"]);
 		expect(r.exitCode).toBe(0);
-		expect(r.stderr).toContain("pi-events: searched sessions under /work/demo/app (--root); synced");
+		expect(r.stderr).toMatch(/^pi-events: synced .*; searched sessions under \/work\/demo\/app \(--root\)$/m);
 		const hint = r.stderr.match(/is answered\): pi-events (read \S+ \S+ --turn --turns 1 --root \/work\/demo\/app)\n/);
 		expect(hint).not.toBeNull();
 		// The hint runs as printed, from the same directory: the hit's turn and the one after it.

@@ -1,22 +1,17 @@
 /**
  * No copies (after order, by relevance or time, not grouped): the selected rows with every copy of
- * a better row's output folded into it (query/copies.ts). Selecting past the limit (at least
- * COPY_LOOK_AHEAD rows, until the limit is filled with rows that are not copies, or the candidates
- * run out, or MAX_COPY_WINDOW rows were read) keeps a smaller limit's answer a prefix of a larger
- * one's, and counts the copies of its hits that rank just below it.
+ * a better row's output folded into it (query/copies.ts). Selecting past the limit until the limit
+ * is filled with rows that are not copies (or the candidates run out, or MAX_COPY_WINDOW rows were
+ * read) keeps a smaller limit's answer a prefix of a larger one's.
  */
 import type { CandidateRow, RankedRow, ScopedSearch } from "../../gate/gate.ts";
 import type { SourceFiles } from "../../source/read.ts";
 import { type Duplicates, FOLDED_KINDS, foldCopies } from "../copies.ts";
 import { fragmentText } from "./hits.ts";
-import { RERANK_CANDIDATES } from "./bounds.ts";
 import { selectEvents } from "./order.ts";
 
 /** Most rows read to fill the limit with rows that are not copies (copies beyond are not counted). */
 export const MAX_COPY_WINDOW = 400;
-
-/** The first pass reads this many candidates whatever the limit (RERANK_CANDIDATES: their texts are read), so a small limit still counts the copies just below it. */
-export const COPY_LOOK_AHEAD = RERANK_CANDIDATES;
 
 export interface Selected {
 	rows: CandidateRow[];
@@ -39,9 +34,7 @@ export function selectWithoutCopies(
 		if (!texts.has(row.frag_key)) texts.set(row.frag_key, fragmentText(row, files));
 		return texts.get(row.frag_key) ?? null;
 	};
-	// Copies ranked below the limit are counted too: the first pass reads at least the reranked
-	// candidates, whose texts the rerank has read already.
-	let want = Math.min(Math.max(limit, COPY_LOOK_AHEAD), MAX_COPY_WINDOW);
+	let want = limit;
 	for (;;) {
 		const picked = selectEvents(scoped, units, want, byRelevance, false);
 		const { kept, duplicates } = foldCopies(picked, textOf);

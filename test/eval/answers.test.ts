@@ -44,21 +44,26 @@ import {
  * raised above an earlier one by its question's rank, not its evidence: 0.956 / 0.971 / 0.966;
  * among common logs, an answer given in a follow-up turn joins above the log: 0.971 / 0.986 / 0.981; later reports in
  * other words and a heavier weight of a turn's explanation for its logs (a routine log keeps a
- * tenth): 0.986 / 1 / 0.993. The issue's target: answer@1 ≥ 0.85 and
+ * tenth): 0.986 / 1 / 0.993. The floors then went DOWN, with no change to the search, when the
+ * warehouse workspace added 13 cases reproducing the validation set's failure shapes (69 → 82
+ * cases): overall 0.986 / 1 / 0.993 → 0.951 / 0.963 / 0.961; noisy-logs 0.909 / 1 / 0.954 →
+ * 0.812 / 0.875 / 0.864 (two queries whose explaining turn's long log buries the line rank 6th,
+ * under five short routine logs); later-session 1 → 0.95 (nightly-csv-export-bucket: the later
+ * report shares none of the query's words, a known miss kept on purpose). The issue's target: answer@1 ≥ 0.85 and
  * answer@3 ≥ 0.95 overall, and no empty answer where the query words occur together in one turn
  * (emptyWhereTurnHoldsAllWords = 0).
  */
 type Floor = Omit<Metrics, "cases" | "empty">;
 const FLOORS: { overall: Floor; byKind: Record<Kind, Floor>; byWords: { holds: Floor; spread: Floor }; emptyWhereTurnHoldsAllWords: number } = {
-	overall: { answer1: 0.985, answer3: 1, mrr: 0.992 },
+	overall: { answer1: 0.951, answer3: 0.963, mrr: 0.961 },
 	byKind: {
 		"status-line": { answer1: 1, answer3: 1, mrr: 1 },
-		"noisy-logs": { answer1: 0.909, answer3: 1, mrr: 0.954 },
-		"later-session": { answer1: 1, answer3: 1, mrr: 1 },
+		"noisy-logs": { answer1: 0.812, answer3: 0.875, mrr: 0.864 },
+		"later-session": { answer1: 0.95, answer3: 0.95, mrr: 0.95 },
 		"turn-window": { answer1: 1, answer3: 1, mrr: 1 },
 		easy: { answer1: 1, answer3: 1, mrr: 1 },
 	},
-	byWords: { holds: { answer1: 1, answer3: 1, mrr: 1 }, spread: { answer1: 0.982, answer3: 1, mrr: 0.991 } },
+	byWords: { holds: { answer1: 1, answer3: 1, mrr: 1 }, spread: { answer1: 0.943, answer3: 0.957, mrr: 0.955 } },
 	/** A ceiling: at most this many such empty answers (none since turn-window matching). */
 	emptyWhereTurnHoldsAllWords: 0,
 };

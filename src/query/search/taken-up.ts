@@ -84,9 +84,9 @@ export interface LaterAnswer {
 }
 
 /** At most this many words of the best earlier report are looked for in later prompts. */
-export const REPORT_WORDS = 10;
+export const REPORT_WORDS = 8;
 /** A report word more fragments than this hold says little of which problem it is: not looked for. */
-export const REPORT_SCAN = 300;
+export const REPORT_SCAN = 200;
 /** A later prompt that shares this share of the earlier report's uncommon words (and three) restates it. */
 export const REPORT_SHARE = 0.4;
 

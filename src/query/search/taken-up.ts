@@ -62,7 +62,7 @@ export const ABOVE = 1.001;
 /** The best this many answered questions are looked for in later sessions (one read per query term in all). */
 export const LATER_ASKS = 3;
 /** A term more fragments than this hold is common: prompts holding it are not looked for. */
-export const LATER_SCAN = 2000;
+export const LATER_SCAN = 1000;
 
 /**
  * Words of a report that says the problem is back ("still happens", "again", "is back", "not

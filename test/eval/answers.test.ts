@@ -49,21 +49,22 @@ import {
  * cases): overall 0.986 / 1 / 0.993 → 0.951 / 0.963 / 0.961; noisy-logs 0.909 / 1 / 0.954 →
  * 0.812 / 0.875 / 0.864 (two queries whose explaining turn's long log buries the line rank 6th,
  * under five short routine logs); later-session 1 → 0.95 (nightly-csv-export-bucket: the later
- * report shares none of the query's words, a known miss kept on purpose). The issue's target: answer@1 ≥ 0.85 and
- * answer@3 ≥ 0.95 overall, and no empty answer where the query words occur together in one turn
+ * report shares none of the query's words, a known miss kept on purpose). A looked-at log compared
+ * as if at most 3,000 characters long (the long buried logs: one of the two now first): 0.975 /
+ * 0.975 / 0.977. The issue's target: answer@1 ≥ 0.85 and answer@3 ≥ 0.95 overall, and no empty answer where the query words occur together in one turn
  * (emptyWhereTurnHoldsAllWords = 0).
  */
 type Floor = Omit<Metrics, "cases" | "empty">;
 const FLOORS: { overall: Floor; byKind: Record<Kind, Floor>; byWords: { holds: Floor; spread: Floor }; emptyWhereTurnHoldsAllWords: number } = {
-	overall: { answer1: 0.951, answer3: 0.963, mrr: 0.961 },
+	overall: { answer1: 0.975, answer3: 0.975, mrr: 0.977 },
 	byKind: {
 		"status-line": { answer1: 1, answer3: 1, mrr: 1 },
-		"noisy-logs": { answer1: 0.812, answer3: 0.875, mrr: 0.864 },
+		"noisy-logs": { answer1: 0.937, answer3: 0.937, mrr: 0.947 },
 		"later-session": { answer1: 0.95, answer3: 0.95, mrr: 0.95 },
 		"turn-window": { answer1: 1, answer3: 1, mrr: 1 },
 		easy: { answer1: 1, answer3: 1, mrr: 1 },
 	},
-	byWords: { holds: { answer1: 1, answer3: 1, mrr: 1 }, spread: { answer1: 0.943, answer3: 0.957, mrr: 0.955 } },
+	byWords: { holds: { answer1: 1, answer3: 1, mrr: 1 }, spread: { answer1: 0.971, answer3: 0.971, mrr: 0.974 } },
 	/** A ceiling: at most this many such empty answers (none since turn-window matching). */
 	emptyWhereTurnHoldsAllWords: 0,
 };

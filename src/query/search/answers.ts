@@ -72,7 +72,11 @@ export function answerTurns(
 		matched.answered.map((a) => matched.turns.get(a.turn.members[0]!.eventKey)!),
 		queryTerms.map(termMatch),
 	);
-	const logGains = weighLogs(matched.answered, (turn) => (spoken.get(turnKey(turn.sessionKey, turn.turnSeq))?.size ?? 0) / queryTerms.length);
+	const logGains = weighLogs(
+		matched.answered,
+		(key) => matched.bestRowOf.get(key)?.length ?? 0,
+		(turn) => (spoken.get(turnKey(turn.sessionKey, turn.turnSeq))?.size ?? 0) / queryTerms.length,
+	);
 	// The logs among the best events whose turn was not looked at count as a routine check's.
 	for (const r of weighed) if (!logGains.has(r.event_key) && OUTPUT_KINDS.has(kindOf.get(r.frag_key) ?? "")) logGains.set(r.event_key, ROUTINE_LOG_GAIN);
 	for (const r of rows) r.relevance *= logGains.get(r.event_key) ?? 1;
@@ -208,6 +212,20 @@ const EXPLAINED_LOG_SHARE = 4;
 /** An answer of this many characters explains; a shorter one is weighed by its share of them. */
 const SUBSTANCE_CHARS = 400;
 
+/** Among logs, length says little: a looked-at log is compared as if it were at most this long (characters). */
+const LOG_LENGTH_CAP = 3000;
+
+/**
+ * What BM25's length damping (answer-score.ts: k1 1.2, b 0.75, 400 characters) took from a log
+ * longer than LOG_LENGTH_CAP, for one occurrence of a word: the 6.7 KB log of the turn that
+ * explained it, its line buried in it, held its words as well as five short routine logs did.
+ */
+function lengthRelief(length: number): number {
+	if (length <= LOG_LENGTH_CAP) return 1;
+	const norm = (chars: number) => 1.2 * (0.25 + (0.75 * chars) / 400);
+	return (1 + norm(length)) / (1 + norm(LOG_LENGTH_CAP));
+}
+
 /** The best this many events are weighed (a log among them whose turn was not looked at: ROUTINE_LOG_GAIN). */
 const WEIGHED_LOG_EVENTS = 200;
 /** What a log keeps of its relevance when its turn neither spoke of the words nor explained anything. */
@@ -222,13 +240,18 @@ const ROUTINE_LOG_GAIN = 1 / ((1 + SPOKEN_WEIGHT) * (1 + EXPLAINED_LOG_SHARE));
  * weighed log's gain by event key; the turns' evidence and members are weighed with them (their
  * answers rank with the evidence as weighed).
  */
-function weighLogs(answered: AnsweredTurn[], spokenShare: (turn: { sessionKey: number; turnSeq: number }) => number): Map<number, number> {
+function weighLogs(
+	answered: AnsweredTurn[],
+	lengthOf: (eventKey: number) => number,
+	spokenShare: (turn: { sessionKey: number; turnSeq: number }) => number,
+): Map<number, number> {
 	const gains = new Map<number, number>();
 	for (const { turn, answer } of answered) {
 		const substance = answer === null ? 0 : Math.min(answer.length, SUBSTANCE_CHARS) / SUBSTANCE_CHARS;
-		const gain = (1 + SPOKEN_WEIGHT * spokenShare(turn)) * (1 + EXPLAINED_LOG_SHARE * substance) * ROUTINE_LOG_GAIN;
+		const weighed = (1 + SPOKEN_WEIGHT * spokenShare(turn)) * (1 + EXPLAINED_LOG_SHARE * substance) * ROUTINE_LOG_GAIN;
 		for (const [i, m] of turn.members.entries()) {
 			if (!OUTPUT_KINDS.has(m.kind)) continue;
+			const gain = weighed * lengthRelief(lengthOf(m.eventKey));
 			turn.evidence -= (i === 0 ? 1 : EVIDENCE_SHARE) * m.relevance * (1 - gain);
 			m.relevance *= gain;
 			gains.set(m.eventKey, gain);

@@ -68,8 +68,9 @@ export function answerTurns(
 		matched.turns,
 		matched.bestRowOf,
 	);
+	// Only turns with a log among their matches have a log to weigh by what the turn said.
 	const spoken = reads.conversationTerms(
-		matched.answered.map((a) => matched.turns.get(a.turn.members[0]!.eventKey)!),
+		matched.answered.filter((a) => a.turn.members.some((m) => OUTPUT_KINDS.has(m.kind))).map((a) => matched.turns.get(a.turn.members[0]!.eventKey)!),
 		queryTerms.map(termMatch),
 	);
 	const logGains = weighLogs(

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Scope } from "../../src/auth/scope.ts";
 import { renderHits } from "../../src/present/render.ts";
 import { cliReadTurn, nextTurnHint, toolReadTurn } from "../../src/present/search-text.ts";
+import { ANSWER_SNIPPET_CHARS } from "../../src/query/search/hits.ts";
 import { TURN_PREVIEW_CHARS } from "../../src/query/turns.ts";
 import { cleanupTempDirs, makeTempDir } from "../helpers/temp.ts";
 import { assistantEntry, buildIndex, marked, run, type TestIndex, toolResultEntry, userEntry, writeSession } from "./helpers.ts";
@@ -348,6 +349,10 @@ describe("ranking that answers", () => {
 		const hits = run(index.db, "celery twice", { sessionIds: [A] }).hits;
 		expect(hits[0]!.entryId).toBe("a2");
 		expect(hits[0]!.match).toBe("turn");
+		// An answer shows its start, where it states the cause, and twice a hit's usual length for the fix.
+		expect(hits[0]!.snippet.startsWith("The cause: the retry decorator wrapped the task twice")).toBe(true);
+		expect(hits[0]!.snippet.length).toBeGreaterThan(400);
+		expect(hits[0]!.snippet.length).toBeLessThanOrEqual(ANSWER_SNIPPET_CHARS + 2);
 		expect(hits[0]!.foundIn).toEqual([
 			{ term: "celery", entryIds: expect.arrayContaining(["u1", "n1"]) },
 			{ term: "twice", entryIds: expect.arrayContaining(["u1", "n1"]) },

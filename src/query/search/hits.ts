@@ -9,7 +9,7 @@ import { isoTime } from "../../project/projector.ts";
 import type { SourceFiles } from "../../source/read.ts";
 import { shareOfBest } from "../answer-score.ts";
 import { type SignalTerm, snippetTokens, type TextWords } from "../relevance.ts";
-import { makeSnippet } from "../snippet.ts";
+import { type Highlight, makeSnippet } from "../snippet.ts";
 import { fragmentTexts } from "../source-text.ts";
 import { turnsOf } from "../turns.ts";
 import type { Duplicates } from "../copies.ts";
@@ -52,6 +52,8 @@ export function buildHits(rows: readonly CandidateRow[], ctx: HitContext): Hit[]
 		hit.turn = turns[i] ?? null;
 		const byTurn = ctx.turnMatches?.get(row.event_key);
 		if (byTurn) {
+			// An answer that joined for its turn shows its start, where it states the cause, and enough of it for the fix.
+			if (body !== null) Object.assign(hit, answerSnippet(body, ctx));
 			hit.match = byTurn.takesUp ? "later" : "turn";
 			hit.foundIn = ctx.terms.map((t, i) => ({ term: t.text, entryIds: byTurn.foundIn[i] ?? [] }));
 			if (byTurn.takesUp) hit.takesUp = byTurn.takesUp;
@@ -78,6 +80,14 @@ export function fragmentText(row: CandidateRow, files: SourceFiles): string | nu
 		files,
 	);
 	return texts?.get(row.fragment_id) ?? null;
+}
+
+/** Characters of a joined answer's snippet (a hit's is SNIPPET_CHARS): "Found it. <cause> … <fix>" mostly fits. */
+export const ANSWER_SNIPPET_CHARS = 480;
+
+function answerSnippet(body: string, ctx: HitContext): { snippet: string; highlights: Highlight[] } {
+	const s = makeSnippet(body, snippetTokens(body, ctx.terms, ctx.tools.forms, ctx.tools.words), ANSWER_SNIPPET_CHARS, true);
+	return { snippet: s.text, highlights: s.highlights };
 }
 
 const STALE_NOTICE = "[the source changed since it was indexed: run pi-events index]";

@@ -186,7 +186,13 @@ export function noHitsHint(coverage: SearchCoverage, forms: { exact: boolean; ex
 		case "terms": {
 			const list = coverage.unmatchedTerms.map((t) => JSON.stringify(t)).join(", ");
 			const them = coverage.unmatchedTerms.length === 1 ? "it" : "them";
-			const how = forms.exact ? ` (${forms.exactFlag} is on: without it, other word forms count too)` : " in any word form";
+			// Only a plain word has other forms: a hyphenated or code-shaped term matches as typed.
+			const plain = coverage.unmatchedTerms.every((t) => /^\p{L}+$/u.test(t));
+			const how = forms.exact
+				? ` (${forms.exactFlag} is on: without it, other word forms count too)`
+				: plain
+					? " in any word form"
+					: " as typed (a term with a hyphen, digits or punctuation matches exactly: type its words apart for their other forms)";
 			return `nothing in your scope contains ${list}${how}: check the spelling, try another word, or leave ${them} out`;
 		}
 		case "together":

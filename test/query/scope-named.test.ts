@@ -88,7 +88,7 @@ describe("empty searches name the scope", () => {
 		expect(r.scope).toEqual({ roots: ["/work/demo/app"], rootSource: "git" });
 		expect(r.coverage.emptyBecause).toBe("terms");
 		expect(noHitsLine("zzqq-nowhere", r.coverage, r.scope, FORMS)).toBe(
-			'no hits for "zzqq-nowhere" in sessions under /work/demo/app (Git root): nothing in your scope contains "zzqq-nowhere" in any word form: check the spelling, try another word, or leave it out',
+			'no hits for "zzqq-nowhere" in sessions under /work/demo/app (Git root): nothing in your scope contains "zzqq-nowhere" as typed (a term with a hyphen, digits or punctuation matches exactly: type its words apart for their other forms): check the spelling, try another word, or leave it out',
 		);
 	});
 

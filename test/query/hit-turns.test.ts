@@ -8,6 +8,7 @@ import type { Scope } from "../../src/auth/scope.ts";
 import { renderHits } from "../../src/present/render.ts";
 import { cliReadTurn, nextTurnHint, toolReadTurn } from "../../src/present/search-text.ts";
 import { ANSWER_SNIPPET_CHARS } from "../../src/query/search/hits.ts";
+import { SNIPPET_CHARS } from "../../src/query/snippet.ts";
 import { TURN_PREVIEW_CHARS } from "../../src/query/turns.ts";
 import { cleanupTempDirs, makeTempDir } from "../helpers/temp.ts";
 import { assistantEntry, buildIndex, marked, run, type TestIndex, toolResultEntry, userEntry, writeSession } from "./helpers.ts";
@@ -29,6 +30,7 @@ const REPORTED_AGAIN = "0000001a-0000-4000-8000-000000000000";
 const MENTIONS_ONLY = "0000001b-0000-4000-8000-000000000000";
 const ETL_FIRST = "0000001c-0000-4000-8000-000000000000";
 const ETL_AGAIN = "0000001d-0000-4000-8000-000000000000";
+const LONG_OUT = "0000001f-0000-4000-8000-000000000000";
 const CONCLUDED = "0000001e-0000-4000-8000-000000000000";
 const t = (s: number) => new Date(Date.UTC(2026, 9, 1, 10, 0, s)).toISOString();
 const LOG = "worker boot sequence: quarkflux cache warmed, 412 entries, listening on :8080";
@@ -296,6 +298,23 @@ beforeAll(() => {
 			),
 		],
 	});
+	// A long tool output whose words lie deep inside, past the snippet's scan window.
+	writeSession(sessions, {
+		id: LONG_OUT,
+		cwd: "/work/app",
+		entries: [
+			userEntry("l1", null, t(80), "run the integration suite"),
+			assistantEntry("l2", "l1", t(81), null, [{ id: "call_l", name: "bash", arguments: { command: "make integration" } }]),
+			toolResultEntry(
+				"l3",
+				"l2",
+				t(82),
+				"call_l",
+				"bash",
+				`${"ok step passed in 12 ms\n".repeat(1300)}FAIL zebrawing handshake refused by peer\n${"ok step passed in 9 ms\n".repeat(100)}`,
+			),
+		],
+	});
 	// A calling session whose follow-up turn (with the explanation) comes after the invocation cutoff.
 	writeSession(sessions, {
 		id: CALLER_FOLLOW,
@@ -462,6 +481,16 @@ describe("ranking that answers", () => {
 		// Alone, the earlier session's explanation is first (its turn ends in "Done."), then its question.
 		const alone = run(index.db, "nightly export lock timeout", { sessionIds: ["0000000f-0000-4000-8000-000000000000"] }).hits;
 		expect(alone.map((h) => h.entryId).slice(0, 2)).toEqual(["f2", "f1"]);
+	});
+});
+
+describe("snippets of long texts", () => {
+	test("a match deep in a long output's tail is found and marked; the omission before it and the cut are shown", () => {
+		const hit = run(index.db, "zebrawing handshake refused", { sessionIds: [LONG_OUT] }).hits[0]!;
+		expect(hit.entryId).toBe("l3");
+		expect(marked(hit)).toMatch(/^\[… [\d,]+ characters omitted …\] …/);
+		expect(marked(hit)).toContain("FAIL «zebrawing» «handshake» «refused» by peer");
+		expect(hit.snippet.length).toBeLessThanOrEqual(SNIPPET_CHARS + 50);
 	});
 });
 

@@ -69,7 +69,7 @@ export function scoreFragments(
 	for (const c of candidates) for (const term of common) add(c.frag_key, term, COLUMN_WEIGHTS.body!);
 	const scores = new Map<number, number>();
 	for (const c of candidates) {
-		const norm = K1 * (1 - B + (B * Math.max(1, c.length)) / REFERENCE_LENGTH);
+		const norm = lengthNorm(c.length);
 		let sum = 0;
 		for (let t = 0; t < terms; t++) {
 			const f = freq.get(c.frag_key * terms + t);
@@ -78,6 +78,11 @@ export function scoreFragments(
 		scores.set(c.frag_key, sum * c.weight);
 	}
 	return scores;
+}
+
+/** BM25's length damping of a fragment of `length` characters (the denominator's k1 · (1 − b + b · length / reference)). */
+export function lengthNorm(length: number): number {
+	return K1 * (1 - B + (B * Math.max(1, length)) / REFERENCE_LENGTH);
 }
 
 /** A relevance as shown: its share of the best relevance in the answer, 0 to 1, three decimals. */

@@ -21,6 +21,7 @@ import {
 	turnEvidence,
 } from "../turn-answers.ts";
 import type { SemanticKind } from "../../model.ts";
+import { lengthNorm } from "../answer-score.ts";
 import { type QueryTerm, termMatch } from "../fts.ts";
 import { bestPerEvent, byRelevance } from "./order.ts";
 import { laterAnswers, takenUpAgain } from "./taken-up.ts";
@@ -223,8 +224,7 @@ const LOG_LENGTH_CAP = 3000;
  */
 function lengthRelief(length: number): number {
 	if (length <= LOG_LENGTH_CAP) return 1;
-	const norm = (chars: number) => 1.2 * (0.25 + (0.75 * chars) / 400);
-	return (1 + norm(length)) / (1 + norm(LOG_LENGTH_CAP));
+	return (1 + lengthNorm(length)) / (1 + lengthNorm(LOG_LENGTH_CAP));
 }
 
 /** The best this many events are weighed (a log among them whose turn was not looked at: ROUTINE_LOG_GAIN). */

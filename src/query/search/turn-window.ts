@@ -12,6 +12,7 @@ import { type ParsedQuery, termMatch } from "../fts.ts";
 import { answerOf, outcomeOf } from "../turn-answers.ts";
 import type { TurnMatches } from "./answers.ts";
 import { bestPerEvent } from "./order.ts";
+import { textsOf } from "./turn-texts.ts";
 
 /** A term held by more conversational fragments than this is common: looked for only in the turns the rarer terms narrowed. */
 export const TURN_WINDOW_TERM_CAP = 2000;
@@ -38,14 +39,7 @@ export function turnWindowMatches(scoped: ScopedSearch, query: ParsedQuery, rows
 	const weakest = events.reduce((min, e) => Math.min(min, e.relevance), Number.POSITIVE_INFINITY);
 	const base = Number.isFinite(weakest) ? weakest * BELOW_EVENT_MATCHES : 1;
 	turns.forEach((turn, i) => {
-		const texts = reads.turnAnswers(turn).map((a) => ({
-			eventKey: a.event_key,
-			fragKey: a.frag_key,
-			seq: a.seq,
-			length: a.length,
-			changesFiles: a.changes === 1,
-			selected: a.selected === 1,
-		}));
+		const texts = textsOf(reads, turn);
 		const hit = answerOf(texts) ?? outcomeOf(texts);
 		if (!hit || matches.has(hit.eventKey)) return;
 		rows.push({ frag_key: hit.fragKey, relevance: base / (1 + i), weight: 1, length: hit.length, event_key: hit.eventKey, session_key: turn.session_key });
